@@ -1,0 +1,41 @@
+"""Run every notebook top to bottom in a real Jupyter kernel, as a reader runs it.
+
+`nbdev-test` executes notebooks in an in-process IPython shell. A reader uses Jupyter, whose
+kernel is a separate process with its own event loop, display machinery and working
+directory, so each notebook is run here that way as well. Cells flagged with one of the
+project's `tst_flags` (`slow`, `cuda`) are left out unless `--nb-flags` names the flag.
+"""
+import re
+from pathlib import Path
+
+import nbformat
+import pytest
+from nbclient import NotebookClient
+from nbdev.config import get_config
+
+ROOT = Path(__file__).resolve().parent.parent
+NOTEBOOKS = sorted((ROOT / "nbs").glob("[!_.]*.ipynb"))
+DIRECTIVE = re.compile(r"^#\|\s*(.*)$")
+
+
+def cell_flags(source: str) -> set[str]:
+    "The words of the `#| ...` directive lines at the top of a cell."
+    flags = set()
+    for line in source.splitlines():
+        m = DIRECTIVE.match(line.strip())
+        if not m: break
+        flags.update(m[1].split())
+    return flags
+
+
+def test_cell_flags():
+    assert cell_flags("#| slow\n#| export\nx = 1\n#| cuda") == {"slow", "export"}
+    assert cell_flags("x = 1") == set()
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+def test_notebook_runs_in_jupyter(path: Path, nb_flags: set[str]):
+    skip = set(get_config(ROOT).tst_flags.split()) - nb_flags
+    nb = nbformat.read(path, as_version=4)
+    nb.cells = [c for c in nb.cells if c.cell_type != "code" or not cell_flags(c.source) & skip]
+    NotebookClient(nb, timeout=1800, kernel_name="python3", resources={"metadata": {"path": str(path.parent)}}).execute()
