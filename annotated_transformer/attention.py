@@ -7,21 +7,22 @@ Docs: https://annotated-transformer.github.io/annotated-transformer/attention.ht
 # %% auto #0
 __all__ = ['subsequent_mask', 'padding_mask', 'attention', 'MultiHeadedAttention', 'mha_from_torch']
 
-# %% ../nbs/00_attention.ipynb #e9389862
+# %% ../nbs/00_attention.ipynb #467c0af7
 import math
 
 import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-# %% ../nbs/00_attention.ipynb #f58d27d7
+# %% ../nbs/00_attention.ipynb #cd77a0d9
 def subsequent_mask(
     size:int, # length T of the target sequence
+    device:torch.device|str|None=None, # where to create the mask
 )->Tensor: # (1, T, T) bool: entry [0, i, j] is True when position i may attend to position j
     "Causal mask: position `i` may attend to positions `0..i` and not to any later one."
-    return torch.ones(1, size, size, dtype=torch.bool).tril()
+    return torch.ones(1, size, size, dtype=torch.bool, device=device).tril()
 
-# %% ../nbs/00_attention.ipynb #3c8625ba
+# %% ../nbs/00_attention.ipynb #07bb2739
 def padding_mask(
     tokens:Tensor, # (batch, T) token ids
     pad:int, # id of the padding token
@@ -29,14 +30,14 @@ def padding_mask(
     "Mask that lets every query attend to the real tokens of `tokens` and to none of its padding."
     return (tokens != pad).unsqueeze(-2)  # (batch, 1, T): one row, broadcast over all queries
 
-# %% ../nbs/00_attention.ipynb #9dc610dc
+# %% ../nbs/00_attention.ipynb #58bcd3c3
 def _check_mask(mask:Tensor|None):
     "Raise a clear error for masks that do not follow the project's convention."
     if mask is not None and mask.dtype != torch.bool:
         raise TypeError(f"Attention masks must be boolean, with True meaning 'may attend'; got dtype {mask.dtype}. "
                         "Build them with `subsequent_mask` and `padding_mask`, or convert with `mask.bool()`.")
 
-# %% ../nbs/00_attention.ipynb #49da95f1
+# %% ../nbs/00_attention.ipynb #277c703a
 def attention(
     query:Tensor, # (..., T_q, d_k)
     key:Tensor, # (..., T_k, d_k)
@@ -53,7 +54,7 @@ def attention(
     if dropout is not None: p_attn = dropout(p_attn)
     return p_attn @ value, p_attn  # (..., T_q, d_v), (..., T_q, T_k)
 
-# %% ../nbs/00_attention.ipynb #2b365f3e
+# %% ../nbs/00_attention.ipynb #4a4320f2
 class MultiHeadedAttention(nn.Module):
     "Multi-head attention (§3.2.2): `h` heads of scaled dot-product attention in parallel."
     def __init__(self,
@@ -84,7 +85,7 @@ class MultiHeadedAttention(nn.Module):
         x = x.transpose(1, 2).reshape(batch, -1, self.h * self.d_k)  # Concat(head_1..head_h): (batch, T_q, d_model)
         return self.w_o(x)
 
-# %% ../nbs/00_attention.ipynb #33c07967
+# %% ../nbs/00_attention.ipynb #1a52ed36
 def mha_from_torch(
     torch_mha:nn.MultiheadAttention, # with equal query, key and value widths and with biases
 )->MultiHeadedAttention:
