@@ -1,32 +1,48 @@
-# The project's commands. `make test` is the test command; CI runs it through .ci/run.
-PYTHON ?= python3
+# The project's commands. Everything runs in a virtual environment, $(VENV), made on first use.
+#   make demo    set up, train the copy-task model, print examples and its accuracy
+#   make test    the test command: every notebook under nbdev-test, then pytest tests/
+VENV ?= .venv
+BIN := $(VENV)/bin
 # PyTorch is installed first and on its own: a plain `torch` requirement would pull a multi-GB CUDA
 # build. Set TORCH_INDEX to the package index of the build you want (e.g. PyTorch's CPU index).
 TORCH_REQUIREMENT ?= torch==2.13.0
 TORCH_INDEX ?=
 NB_FLAGS ?= slow
 
-.PHONY: install export clean-nbs readme sync test test-slow
+.PHONY: install demo export clean-nbs readme sync test test-slow
 
-install:  ## PyTorch, then the package in editable mode with the development tools
-	$(PYTHON) -m pip install "$(TORCH_REQUIREMENT)" $(if $(TORCH_INDEX),--index-url $(TORCH_INDEX))
-	$(PYTHON) -m pip install -e ".[dev]"
+$(BIN)/python:
+	python3 -m venv $(VENV)
 
-export:  ## regenerate annotated_transformer/ from the notebooks
-	nbdev-export
+$(VENV)/.package: pyproject.toml | $(BIN)/python  # PyTorch, then the package (editable)
+	$(BIN)/python -m pip install -q "$(TORCH_REQUIREMENT)" $(if $(TORCH_INDEX),--index-url $(TORCH_INDEX))
+	$(BIN)/python -m pip install -q -e .
+	touch $@
 
-clean-nbs:  ## strip execution counts and stray metadata from the notebooks
-	nbdev-clean
+$(VENV)/.dev: $(VENV)/.package  # nbdev, Jupyter, pytest and the charting packages
+	$(BIN)/python -m pip install -q -e ".[dev]"
+	touch $@
 
-readme:  ## regenerate README.md from nbs/index.ipynb
-	$(PYTHON) tools/make_readme.py
+install: $(VENV)/.dev  ## everything needed to run the notebooks and the tests
+
+demo: $(VENV)/.package  ## train the copy task (about a minute on a laptop CPU) and report
+	$(BIN)/python -c "from annotated_transformer.copy_task import train_copy_task; print(train_copy_task())"
+
+export: $(VENV)/.dev  ## regenerate annotated_transformer/ from the notebooks
+	$(BIN)/nbdev-export
+
+clean-nbs: $(VENV)/.dev  ## strip execution counts and stray metadata from the notebooks
+	$(BIN)/nbdev-clean
+
+readme: $(VENV)/.dev  ## regenerate README.md from nbs/index.ipynb
+	$(BIN)/python tools/make_readme.py
 
 sync: export clean-nbs readme  ## everything generated from the notebooks, regenerated
 
-test:  ## every notebook under nbdev-test, then tests/ (each notebook again in a real Jupyter kernel)
-	nbdev-test --n-workers 2
-	$(PYTHON) -m pytest tests/ $(PYTEST_ARGS)
+test: $(VENV)/.dev  ## every notebook under nbdev-test, then tests/ (each notebook again in a real Jupyter kernel)
+	$(BIN)/nbdev-test --n-workers 2
+	$(BIN)/python -m pytest tests/ $(PYTEST_ARGS)
 
-test-slow:  ## the same, with the cells flagged `#| slow` included
-	nbdev-test --n-workers 2 --flags "$(NB_FLAGS)"
-	$(PYTHON) -m pytest tests/ --nb-flags "$(NB_FLAGS)" $(PYTEST_ARGS)
+test-slow: $(VENV)/.dev  ## the same, with the cells flagged `#| slow` included
+	$(BIN)/nbdev-test --n-workers 2 --flags "$(NB_FLAGS)"
+	$(BIN)/python -m pytest tests/ --nb-flags "$(NB_FLAGS)" $(PYTEST_ARGS)
