@@ -8,7 +8,7 @@ Docs: https://annotated-transformer.github.io/annotated-transformer/training.htm
 __all__ = ['Batch', 'rate', 'paper_optimizer', 'LabelSmoothing', 'batch_loss', 'TrainState', 'rng_states', 'set_rng_states',
            'save_checkpoint', 'read_checkpoint', 'load_checkpoint', 'train']
 
-# %% ../nbs/02_training.ipynb #30ad6291
+# %% ../nbs/02_training.ipynb #d8724705
 import math
 import os
 import random
@@ -25,7 +25,7 @@ from tqdm.auto import tqdm
 from .attention import padding_mask, subsequent_mask
 from .model import EncoderDecoder
 
-# %% ../nbs/02_training.ipynb #83995c0e
+# %% ../nbs/02_training.ipynb #84aeaf52
 class Batch:
     "Source and target token ids with their masks, the shifted target and its token count."
     def __init__(self,
@@ -44,7 +44,7 @@ class Batch:
         "This batch on `device`."
         return Batch(self.src.to(device), torch.cat([self.tgt[:, :1], self.tgt_y], 1).to(device), self.pad)
 
-# %% ../nbs/02_training.ipynb #4c4c4f60
+# %% ../nbs/02_training.ipynb #91c5a73d
 def rate(
     step:int, # optimizer updates done so far (LambdaLR starts at 0)
     model_size:int, # d_model
@@ -55,7 +55,7 @@ def rate(
     step = max(step, 1)
     return factor * model_size ** -0.5 * min(step ** -0.5, step * warmup ** -1.5)  # Eq. (3)
 
-# %% ../nbs/02_training.ipynb #084bf53e
+# %% ../nbs/02_training.ipynb #5efe7c4e
 def paper_optimizer(
     model:nn.Module, # the model to train
     d_model:int, # model width, for Eq. (3)
@@ -67,7 +67,7 @@ def paper_optimizer(
     scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda step: rate(step, d_model, factor, warmup))
     return optimizer, scheduler
 
-# %% ../nbs/02_training.ipynb #0495f0f3
+# %% ../nbs/02_training.ipynb #ac6538c7
 class LabelSmoothing(nn.Module):
     "KL divergence against label-smoothed targets (§5.4), summed over the non-padding tokens."
     def __init__(self,
@@ -92,7 +92,7 @@ class LabelSmoothing(nn.Module):
     )->Tensor: # scalar: the summed loss
         return self.criterion(x, self.smoothed_targets(target).to(x.dtype))
 
-# %% ../nbs/02_training.ipynb #37a8b753
+# %% ../nbs/02_training.ipynb #b1d36216
 def batch_loss(
     model:EncoderDecoder, # the model
     criterion:nn.Module, # e.g. LabelSmoothing; sums over tokens
@@ -103,7 +103,7 @@ def batch_loss(
     log_probs = model.generator(out)  # (batch, T_tgt, vocab)
     return criterion(log_probs.reshape(-1, log_probs.size(-1)), batch.tgt_y.reshape(-1))  # over (batch * T_tgt) rows
 
-# %% ../nbs/02_training.ipynb #af75ddbf
+# %% ../nbs/02_training.ipynb #16881a34
 @dataclass
 class TrainState:
     "Where a training run is: enough, with the weights and optimizer, to resume it exactly."
@@ -114,7 +114,7 @@ class TrainState:
     tokens:int=0 # target tokens seen so far
     records:list[dict]=field(default_factory=list) # one row per update: the run's history
 
-# %% ../nbs/02_training.ipynb #eaffd6e9
+# %% ../nbs/02_training.ipynb #33a4763b
 def rng_states()->dict:
     "The states of Python's and PyTorch's random number generators (CPU and every GPU)."
     return dict(python=random.getstate(), torch=torch.get_rng_state(),
@@ -126,7 +126,7 @@ def set_rng_states(states:dict):
     torch.set_rng_state(states["torch"])
     if states["cuda"] and torch.cuda.is_available(): torch.cuda.set_rng_state_all(states["cuda"])
 
-# %% ../nbs/02_training.ipynb #a5cf0a17
+# %% ../nbs/02_training.ipynb #6143efa4
 def save_checkpoint(
     path:str|Path, # where to write; the parent directory is created
     model:nn.Module, # its `config`, if it has one (as `make_model` gives), is saved too
@@ -145,7 +145,7 @@ def save_checkpoint(
     torch.save(checkpoint, tmp)
     os.replace(tmp, path)  # atomic: readers find the old checkpoint or the new one, never a torn one
 
-# %% ../nbs/02_training.ipynb #d9965a5f
+# %% ../nbs/02_training.ipynb #677084ed
 def read_checkpoint(
     path:str|Path, # a file written by `save_checkpoint`
     map_location:str|torch.device="cpu", # where to put the tensors
@@ -158,7 +158,7 @@ def read_checkpoint(
         raise ValueError(f"Could not read the checkpoint {path} ({e}). It may be truncated or not a checkpoint "
                          "of this project; an earlier checkpoint of the run may still be intact.") from e
 
-# %% ../nbs/02_training.ipynb #b4ea290a
+# %% ../nbs/02_training.ipynb #13f3c035
 def load_checkpoint(
     path:str|Path, # a file written by `save_checkpoint`
     model:nn.Module, # receives the weights
@@ -175,13 +175,13 @@ def load_checkpoint(
         set_rng_states(checkpoint["rng"])
     return TrainState(**checkpoint["train_state"])
 
-# %% ../nbs/02_training.ipynb #50af7440
+# %% ../nbs/02_training.ipynb #2113f16a
 def _record(state:TrainState, loss_sum:float, tokens:int, lr:float, seconds:float, elapsed:float)->dict:
     "One row of the training history, for the update just made."
     return dict(step=state.step, epoch=state.epoch, loss=loss_sum / max(tokens, 1), lr=lr, tokens=tokens,
                 tokens_per_s=tokens / max(seconds, 1e-9), elapsed_s=elapsed)
 
-# %% ../nbs/02_training.ipynb #51355358
+# %% ../nbs/02_training.ipynb #08f0be36
 def train(
     model:EncoderDecoder, # trained in place
     make_batches:Callable[[int], Iterable[Batch]], # the batches of an epoch, the same on every call
@@ -201,7 +201,8 @@ def train(
     elapsed0 = state.records[-1]["elapsed_s"] if state.records else 0.0
     start = last = time.perf_counter()
     loss_sum, tokens = 0.0, 0  # over the batches of the update in progress
-    save = lambda: checkpoint and save_checkpoint(checkpoint, model, optimizer, scheduler, state)
+    def save():
+        if checkpoint: save_checkpoint(checkpoint, model, optimizer, scheduler, state)
     model.train()
     with tqdm(desc="train", unit="batch", disable=not progress) as bar:
         while state.epoch < epochs:
