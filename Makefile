@@ -25,7 +25,7 @@ $(VENV)/.dev: $(VENV)/.package  # nbdev, Jupyter, pytest and the charting packag
 
 install: $(VENV)/.dev  ## everything needed to run the notebooks and the tests
 
-demo: $(VENV)/.package  ## train the copy task (about a minute on a laptop CPU) and report
+demo: $(VENV)/.package  ## train the copy task (under a minute of training on a 2-core CPU) and report
 	$(BIN)/python -c "from annotated_transformer.copy_task import train_copy_task; print(train_copy_task())"
 
 export: $(VENV)/.dev  ## regenerate annotated_transformer/ from the notebooks

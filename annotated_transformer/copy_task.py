@@ -7,7 +7,7 @@ Docs: https://annotated-transformer.github.io/annotated-transformer/copy_task.ht
 # %% auto #0
 __all__ = ['PAD', 'BOS', 'EOS', 'VOCAB', 'copy_batches', 'greedy_decode', 'CopyTaskResult', 'copy_accuracy', 'train_copy_task']
 
-# %% ../nbs/03_copy_task.ipynb #4816beda
+# %% ../nbs/03_copy_task.ipynb #5ec2ad62
 from dataclasses import dataclass
 
 import pandas as pd
@@ -19,11 +19,11 @@ from .attention import subsequent_mask
 from .model import EncoderDecoder, make_model
 from .training import Batch, LabelSmoothing, paper_optimizer, train
 
-# %% ../nbs/03_copy_task.ipynb #2a8ed6fe
+# %% ../nbs/03_copy_task.ipynb #cd822d1b
 PAD, BOS, EOS = 0, 1, 2 # padding, <s> and </s>
 VOCAB = 13 # the three specials and the symbols 3..12
 
-# %% ../nbs/03_copy_task.ipynb #3b4c495f
+# %% ../nbs/03_copy_task.ipynb #4b418f91
 def copy_batches(
     epoch:int, # seeds the batches, with `seed`
     n_batches:int=20, # batches per epoch
@@ -40,7 +40,7 @@ def copy_batches(
         batches.append(Batch(torch.cat([symbols, eos], 1), torch.cat([bos, symbols, eos], 1), PAD))
     return batches
 
-# %% ../nbs/03_copy_task.ipynb #537ea156
+# %% ../nbs/03_copy_task.ipynb #5452364d
 @torch.no_grad()
 def greedy_decode(
     model:EncoderDecoder, # a trained model, in eval mode
@@ -64,7 +64,7 @@ def greedy_decode(
             if done.all(): break
     return ys
 
-# %% ../nbs/03_copy_task.ipynb #cb7b733d
+# %% ../nbs/03_copy_task.ipynb #f22df1c9
 @dataclass
 class CopyTaskResult:
     "A trained copy-task model, its training history and its accuracy on fresh sequences."
@@ -79,7 +79,7 @@ class CopyTaskResult:
         return (f"{len(self.history)} updates in {last.elapsed_s:.0f} s, final loss {last.loss:.3f}\n\n"
                 f"{self.examples.to_string(index=False)}\n\nexact copies: {self.accuracy:.1%} of fresh random sequences")
 
-# %% ../nbs/03_copy_task.ipynb #f3eb28d9
+# %% ../nbs/03_copy_task.ipynb #b452b3e5
 def copy_accuracy(
     model:EncoderDecoder, # trained on the copy task
     n:int=1000, # fresh sequences to copy
@@ -97,7 +97,7 @@ def copy_accuracy(
                                  output=[" ".join(str(t) for t in o[1:].tolist() if t not in (EOS, PAD)) for o in out[:5]]))
     return accuracy, examples
 
-# %% ../nbs/03_copy_task.ipynb #56cff2b7
+# %% ../nbs/03_copy_task.ipynb #a988b6ff
 def train_copy_task(
     epochs:int=50, # 20 batches of 80 sequences each
     seed:int=0, # seeds the model's initialisation and the data
