@@ -8,7 +8,7 @@ Docs: https://annotated-transformer.github.io/annotated-transformer/training.htm
 __all__ = ['Batch', 'rate', 'paper_optimizer', 'LabelSmoothing', 'batch_loss', 'TrainState', 'rng_states', 'set_rng_states',
            'save_checkpoint', 'read_checkpoint', 'load_checkpoint', 'train']
 
-# %% ../nbs/02_training.ipynb #d8724705
+# %% ../nbs/02_training.ipynb #c2b8c289
 import math
 import os
 import random
@@ -25,7 +25,7 @@ from tqdm.auto import tqdm
 from .attention import padding_mask, subsequent_mask
 from .model import EncoderDecoder
 
-# %% ../nbs/02_training.ipynb #84aeaf52
+# %% ../nbs/02_training.ipynb #15e861db
 class Batch:
     "Source and target token ids with their masks, the shifted target and its token count."
     def __init__(self,
@@ -44,7 +44,7 @@ class Batch:
         "This batch on `device`."
         return Batch(self.src.to(device), torch.cat([self.tgt[:, :1], self.tgt_y], 1).to(device), self.pad)
 
-# %% ../nbs/02_training.ipynb #91c5a73d
+# %% ../nbs/02_training.ipynb #14a57704
 def rate(
     step:int, # optimizer updates done so far (LambdaLR starts at 0)
     model_size:int, # d_model
@@ -55,7 +55,7 @@ def rate(
     step = max(step, 1)
     return factor * model_size ** -0.5 * min(step ** -0.5, step * warmup ** -1.5)  # Eq. (3)
 
-# %% ../nbs/02_training.ipynb #5efe7c4e
+# %% ../nbs/02_training.ipynb #0c00f5ae
 def paper_optimizer(
     model:nn.Module, # the model to train
     d_model:int, # model width, for Eq. (3)
@@ -67,7 +67,7 @@ def paper_optimizer(
     scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda step: rate(step, d_model, factor, warmup))
     return optimizer, scheduler
 
-# %% ../nbs/02_training.ipynb #ac6538c7
+# %% ../nbs/02_training.ipynb #d8b3dfaa
 class LabelSmoothing(nn.Module):
     "KL divergence against label-smoothed targets (§5.4), summed over the non-padding tokens."
     def __init__(self,
@@ -77,7 +77,6 @@ class LabelSmoothing(nn.Module):
     ):
         super().__init__()
         self.size, self.padding_idx, self.eps_ls = size, padding_idx, eps_ls
-        self.criterion = nn.KLDivLoss(reduction="sum")
 
     def smoothed_targets(self, target:Tensor)->Tensor: # (n,) token ids -> (n, size) distributions
         "1 - eps_ls on the correct token, eps_ls shared by the others, nothing on padding."
@@ -89,10 +88,16 @@ class LabelSmoothing(nn.Module):
     def forward(self,
         x:Tensor, # (n, size) log-probabilities
         target:Tensor, # (n,) token ids
-    )->Tensor: # scalar: the summed loss
-        return self.criterion(x, self.smoothed_targets(target).to(x.dtype))
+    )->Tensor: # scalar: the summed loss, KL(smoothed_targets(target) || exp(x))
+        "The KL divergence, without building the (n, size) target: see the derivation above."
+        eps, spread = self.eps_ls, self.eps_ls / (self.size - 2)
+        entropy_term = (1 - eps) * math.log(1 - eps) + (eps * math.log(spread) if eps > 0 else 0.0)  # sum of q log q
+        x_correct = x.gather(1, target.unsqueeze(1)).squeeze(1)  # (n,)
+        x_others = x.sum(1) - x_correct - x[:, self.padding_idx]  # (n,) the wrong, non-padding tokens
+        per_token = entropy_term - (1 - eps) * x_correct - spread * x_others
+        return per_token.masked_fill(target == self.padding_idx, 0.0).sum()
 
-# %% ../nbs/02_training.ipynb #b1d36216
+# %% ../nbs/02_training.ipynb #7daeb948
 def batch_loss(
     model:EncoderDecoder, # the model
     criterion:nn.Module, # e.g. LabelSmoothing; sums over tokens
@@ -103,7 +108,7 @@ def batch_loss(
     log_probs = model.generator(out)  # (batch, T_tgt, vocab)
     return criterion(log_probs.reshape(-1, log_probs.size(-1)), batch.tgt_y.reshape(-1))  # over (batch * T_tgt) rows
 
-# %% ../nbs/02_training.ipynb #16881a34
+# %% ../nbs/02_training.ipynb #edb439dc
 @dataclass
 class TrainState:
     "Where a training run is: enough, with the weights and optimizer, to resume it exactly."
@@ -113,8 +118,9 @@ class TrainState:
     samples:int=0 # sentence pairs seen so far
     tokens:int=0 # target tokens seen so far
     records:list[dict]=field(default_factory=list) # one row per update: the run's history
+    evals:list[dict]=field(default_factory=list) # what `on_epoch_end` returned after each epoch
 
-# %% ../nbs/02_training.ipynb #33a4763b
+# %% ../nbs/02_training.ipynb #0c0b7029
 def rng_states()->dict:
     "The states of Python's and PyTorch's random number generators (CPU and every GPU)."
     return dict(python=random.getstate(), torch=torch.get_rng_state(),
@@ -126,7 +132,7 @@ def set_rng_states(states:dict):
     torch.set_rng_state(states["torch"])
     if states["cuda"] and torch.cuda.is_available(): torch.cuda.set_rng_state_all(states["cuda"])
 
-# %% ../nbs/02_training.ipynb #6143efa4
+# %% ../nbs/02_training.ipynb #0596ea7f
 def save_checkpoint(
     path:str|Path, # where to write; the parent directory is created
     model:nn.Module, # its `config`, if it has one (as `make_model` gives), is saved too
@@ -145,7 +151,7 @@ def save_checkpoint(
     torch.save(checkpoint, tmp)
     os.replace(tmp, path)  # atomic: readers find the old checkpoint or the new one, never a torn one
 
-# %% ../nbs/02_training.ipynb #677084ed
+# %% ../nbs/02_training.ipynb #e8a43415
 def read_checkpoint(
     path:str|Path, # a file written by `save_checkpoint`
     map_location:str|torch.device="cpu", # where to put the tensors
@@ -158,7 +164,7 @@ def read_checkpoint(
         raise ValueError(f"Could not read the checkpoint {path} ({e}). It may be truncated or not a checkpoint "
                          "of this project; an earlier checkpoint of the run may still be intact.") from e
 
-# %% ../nbs/02_training.ipynb #13f3c035
+# %% ../nbs/02_training.ipynb #46fa38ee
 def load_checkpoint(
     path:str|Path, # a file written by `save_checkpoint`
     model:nn.Module, # receives the weights
@@ -175,13 +181,13 @@ def load_checkpoint(
         set_rng_states(checkpoint["rng"])
     return TrainState(**checkpoint["train_state"])
 
-# %% ../nbs/02_training.ipynb #2113f16a
+# %% ../nbs/02_training.ipynb #ed483187
 def _record(state:TrainState, loss_sum:float, tokens:int, lr:float, seconds:float, elapsed:float)->dict:
     "One row of the training history, for the update just made."
     return dict(step=state.step, epoch=state.epoch, loss=loss_sum / max(tokens, 1), lr=lr, tokens=tokens,
                 tokens_per_s=tokens / max(seconds, 1e-9), elapsed_s=elapsed)
 
-# %% ../nbs/02_training.ipynb #08f0be36
+# %% ../nbs/02_training.ipynb #230e5bc7
 def train(
     model:EncoderDecoder, # trained in place
     make_batches:Callable[[int], Iterable[Batch]], # the batches of an epoch, the same on every call
@@ -193,6 +199,9 @@ def train(
     accum_iter:int=1, # batches per update (gradient accumulation)
     checkpoint:str|Path|None=None, # file to save to (after every epoch)
     checkpoint_every:int=0, # also save every this many updates (0: only after epochs)
+    extra:dict|None=None, # saved in every checkpoint besides the training state (vocabularies, ...)
+    on_epoch_end:Callable[[TrainState], dict|None]|None=None, # e.g. validation; its dict goes to `state.evals`
+    autocast:torch.dtype|None=None, # e.g. torch.bfloat16: mixed precision for the forward pass
     progress:bool=True, # show a progress bar
 )->pd.DataFrame: # one row per update: step, epoch, loss per token, lr, tokens, tokens_per_s, elapsed_s
     "Train `model` with gradient accumulation, checkpoints and a progress bar."
@@ -202,14 +211,15 @@ def train(
     start = last = time.perf_counter()
     loss_sum, tokens = 0.0, 0  # over the batches of the update in progress
     def save():
-        if checkpoint: save_checkpoint(checkpoint, model, optimizer, scheduler, state)
+        if checkpoint: save_checkpoint(checkpoint, model, optimizer, scheduler, state, **(extra or {}))
     model.train()
     with tqdm(desc="train", unit="batch", disable=not progress) as bar:
         while state.epoch < epochs:
             for i, batch in enumerate(make_batches(state.epoch)):
                 if i < state.batch_in_epoch: continue  # trained on before this run was resumed
                 batch = batch.to(device)
-                loss = batch_loss(model, criterion, batch)
+                with torch.autocast(device.type, dtype=autocast, enabled=autocast is not None):
+                    loss = batch_loss(model, criterion, batch)
                 (loss / batch.ntokens / accum_iter).backward()  # the mean over accumulated batches
                 loss_sum, tokens = loss_sum + loss.item(), tokens + batch.ntokens
                 state.batch_in_epoch, state.samples, state.tokens = i + 1, state.samples + len(batch.src), state.tokens + batch.ntokens
@@ -229,5 +239,8 @@ def train(
             optimizer.zero_grad(set_to_none=True)  # an incomplete last accumulation is dropped, not carried over
             loss_sum, tokens = 0.0, 0
             state.epoch, state.batch_in_epoch = state.epoch + 1, 0
+            if on_epoch_end and (results := on_epoch_end(state)) is not None:
+                state.evals.append(dict(epoch=state.epoch, step=state.step, **results))
+                model.train()
             save()
     return pd.DataFrame(state.records)
