@@ -8,7 +8,7 @@ Docs: https://annotated-transformer.github.io/annotated-transformer/training.htm
 __all__ = ['Batch', 'rate', 'paper_optimizer', 'LabelSmoothing', 'batch_loss', 'TrainState', 'rng_states', 'set_rng_states',
            'save_checkpoint', 'read_checkpoint', 'load_checkpoint', 'train']
 
-# %% ../nbs/02_training.ipynb #c2b8c289
+# %% ../nbs/02_training.ipynb #bfd8f443
 import math
 import os
 import random
@@ -25,7 +25,7 @@ from tqdm.auto import tqdm
 from .attention import padding_mask, subsequent_mask
 from .model import EncoderDecoder
 
-# %% ../nbs/02_training.ipynb #15e861db
+# %% ../nbs/02_training.ipynb #742831d8
 class Batch:
     "Source and target token ids with their masks, the shifted target and its token count."
     def __init__(self,
@@ -44,7 +44,7 @@ class Batch:
         "This batch on `device`."
         return Batch(self.src.to(device), torch.cat([self.tgt[:, :1], self.tgt_y], 1).to(device), self.pad)
 
-# %% ../nbs/02_training.ipynb #14a57704
+# %% ../nbs/02_training.ipynb #8fa3a4ac
 def rate(
     step:int, # optimizer updates done so far (LambdaLR starts at 0)
     model_size:int, # d_model
@@ -55,7 +55,7 @@ def rate(
     step = max(step, 1)
     return factor * model_size ** -0.5 * min(step ** -0.5, step * warmup ** -1.5)  # Eq. (3)
 
-# %% ../nbs/02_training.ipynb #0c00f5ae
+# %% ../nbs/02_training.ipynb #1062ca0b
 def paper_optimizer(
     model:nn.Module, # the model to train
     d_model:int, # model width, for Eq. (3)
@@ -67,7 +67,7 @@ def paper_optimizer(
     scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda step: rate(step, d_model, factor, warmup))
     return optimizer, scheduler
 
-# %% ../nbs/02_training.ipynb #d8b3dfaa
+# %% ../nbs/02_training.ipynb #7fcb4652
 class LabelSmoothing(nn.Module):
     "KL divergence against label-smoothed targets (§5.4), summed over the non-padding tokens."
     def __init__(self,
@@ -97,7 +97,7 @@ class LabelSmoothing(nn.Module):
         per_token = entropy_term - (1 - eps) * x_correct - spread * x_others
         return per_token.masked_fill(target == self.padding_idx, 0.0).sum()
 
-# %% ../nbs/02_training.ipynb #7daeb948
+# %% ../nbs/02_training.ipynb #76ef171f
 def batch_loss(
     model:EncoderDecoder, # the model
     criterion:nn.Module, # e.g. LabelSmoothing; sums over tokens
@@ -108,7 +108,7 @@ def batch_loss(
     log_probs = model.generator(out)  # (batch, T_tgt, vocab)
     return criterion(log_probs.reshape(-1, log_probs.size(-1)), batch.tgt_y.reshape(-1))  # over (batch * T_tgt) rows
 
-# %% ../nbs/02_training.ipynb #edb439dc
+# %% ../nbs/02_training.ipynb #9dd78edc
 @dataclass
 class TrainState:
     "Where a training run is: enough, with the weights and optimizer, to resume it exactly."
@@ -120,7 +120,7 @@ class TrainState:
     records:list[dict]=field(default_factory=list) # one row per update: the run's history
     evals:list[dict]=field(default_factory=list) # what `on_epoch_end` returned after each epoch
 
-# %% ../nbs/02_training.ipynb #0c0b7029
+# %% ../nbs/02_training.ipynb #83ea8f70
 def rng_states()->dict:
     "The states of Python's and PyTorch's random number generators (CPU and every GPU)."
     return dict(python=random.getstate(), torch=torch.get_rng_state(),
@@ -132,7 +132,7 @@ def set_rng_states(states:dict):
     torch.set_rng_state(states["torch"])
     if states["cuda"] and torch.cuda.is_available(): torch.cuda.set_rng_state_all(states["cuda"])
 
-# %% ../nbs/02_training.ipynb #0596ea7f
+# %% ../nbs/02_training.ipynb #643b9210
 def save_checkpoint(
     path:str|Path, # where to write; the parent directory is created
     model:nn.Module, # its `config`, if it has one (as `make_model` gives), is saved too
@@ -151,20 +151,20 @@ def save_checkpoint(
     torch.save(checkpoint, tmp)
     os.replace(tmp, path)  # atomic: readers find the old checkpoint or the new one, never a torn one
 
-# %% ../nbs/02_training.ipynb #e8a43415
+# %% ../nbs/02_training.ipynb #969d2683
 def read_checkpoint(
     path:str|Path, # a file written by `save_checkpoint`
     map_location:str|torch.device="cpu", # where to put the tensors
 )->dict:
     "The contents of a checkpoint, loaded without unpickling arbitrary objects."
     path = Path(path)
-    if not path.is_file(): raise FileNotFoundError(f"No checkpoint at {path}. Check the path, or train without --resume.")
+    if not path.is_file(): raise FileNotFoundError(f"No checkpoint at {path}. Check the path.")
     try: return torch.load(path, map_location=map_location, weights_only=True)
     except Exception as e:
         raise ValueError(f"Could not read the checkpoint {path} ({e}). It may be truncated or not a checkpoint "
                          "of this project; an earlier checkpoint of the run may still be intact.") from e
 
-# %% ../nbs/02_training.ipynb #46fa38ee
+# %% ../nbs/02_training.ipynb #86919202
 def load_checkpoint(
     path:str|Path, # a file written by `save_checkpoint`
     model:nn.Module, # receives the weights
@@ -181,13 +181,13 @@ def load_checkpoint(
         set_rng_states(checkpoint["rng"])
     return TrainState(**checkpoint["train_state"])
 
-# %% ../nbs/02_training.ipynb #ed483187
+# %% ../nbs/02_training.ipynb #bd5620f4
 def _record(state:TrainState, loss_sum:float, tokens:int, lr:float, seconds:float, elapsed:float)->dict:
     "One row of the training history, for the update just made."
     return dict(step=state.step, epoch=state.epoch, loss=loss_sum / max(tokens, 1), lr=lr, tokens=tokens,
                 tokens_per_s=tokens / max(seconds, 1e-9), elapsed_s=elapsed)
 
-# %% ../nbs/02_training.ipynb #230e5bc7
+# %% ../nbs/02_training.ipynb #3f450273
 def train(
     model:EncoderDecoder, # trained in place
     make_batches:Callable[[int], Iterable[Batch]], # the batches of an epoch, the same on every call

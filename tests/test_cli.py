@@ -1,0 +1,96 @@
+"""The command line as a user runs it: each command in its own process, on the shared Multi30k files.
+
+A tiny model (one layer, width 32) trains on the full training split for two epochs, is interrupted and
+resumed, and its checkpoint is used by `translate` and `evaluate`. The model is far too small to translate
+well; the tests check the plumbing, not the quality (the Multi30k notebook measures that)."""
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import torch
+
+ROOT = Path(__file__).resolve().parent.parent
+DATA = ROOT.parent / "shared" / "data" / "multi30k"
+TINY = ["--N", "1", "--d-model", "32", "--d-ff", "64", "--h", "2", "--max-tokens", "1500", "--warmup", "50",
+        "--factor", "1.0", "--no-progress"]
+pytestmark = pytest.mark.skipif(not DATA.is_dir(), reason=f"the shared Multi30k files are not at {DATA}")
+
+
+def cli(*args: str, **kwargs) -> subprocess.CompletedProcess:
+    "Run `python -m annotated_transformer.cli ARGS`; fail with its output if it fails."
+    result = subprocess.run([sys.executable, "-m", "annotated_transformer.cli", *args], capture_output=True, text=True,
+                            cwd=ROOT, **kwargs)
+    assert result.returncode == 0, f"exit {result.returncode}\n{result.stdout}\n{result.stderr}"
+    return result
+
+
+def train_state(checkpoint: Path) -> dict:
+    return torch.load(checkpoint, weights_only=True)["train_state"]
+
+
+def test_console_script_help():
+    "The installed `annotated-transformer` script exists and its help lists the commands."
+    script = Path(sys.executable).parent / "annotated-transformer"
+    out = subprocess.run([script, "--help"], capture_output=True, text=True, check=True).stdout
+    for command in ("train", "translate", "evaluate"): assert command in out
+    assert "--resume" in subprocess.run([script, "train", "multi30k", "--help"], capture_output=True, text=True).stdout
+
+
+def test_errors_are_one_line_with_status_2(tmp_path: Path):
+    result = subprocess.run([sys.executable, "-m", "annotated_transformer.cli", "evaluate", "--checkpoint",
+                             str(tmp_path / "none.pt")], capture_output=True, text=True)
+    assert result.returncode == 2
+    assert result.stderr.startswith("annotated-transformer: error: No checkpoint at") and "Traceback" not in result.stderr
+
+
+@pytest.fixture(scope="module")
+def interrupted_and_resumed(tmp_path_factory) -> Path:
+    "A 2-epoch tiny run, killed after its first mid-epoch checkpoint, then resumed to the end."
+    out = tmp_path_factory.mktemp("run")
+    args = ["train", "multi30k", "--data-dir", str(DATA), "--out", str(out), "--epochs", "2", *TINY]
+    process = subprocess.Popen([sys.executable, "-m", "annotated_transformer.cli", *args], cwd=ROOT,
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    deadline = time.time() + 300
+    while not (out / "last.pt").exists() and process.poll() is None and time.time() < deadline: time.sleep(0.2)
+    process.send_signal(signal.SIGKILL)  # no chance to clean up, like a crash or a lost machine
+    process.wait()
+    killed_at = train_state(out / "last.pt")
+    assert killed_at["epoch"] == 0 and killed_at["step"] == 100, killed_at  # the first checkpoint, mid-epoch
+    refused = subprocess.run([sys.executable, "-m", "annotated_transformer.cli", *args], capture_output=True, text=True, cwd=ROOT)
+    assert refused.returncode == 2 and "already holds a run" in refused.stderr
+    log = cli(*args, "--resume").stdout
+    assert "from epoch 0 to 2" in log and "epoch   2" in log
+    return out
+
+
+def test_resume_continues_where_the_run_stopped(interrupted_and_resumed: Path):
+    state = train_state(interrupted_and_resumed / "last.pt")
+    steps = [r["step"] for r in state["records"]]
+    assert steps == list(range(1, len(steps) + 1))  # every update once: none lost, none repeated
+    assert state["epoch"] == 2 and [e["epoch"] for e in state["evals"]] == [1, 2]
+    assert state["records"][99]["epoch"] == 0 and state["records"][-1]["epoch"] == 1
+    assert sorted(p.name for p in interrupted_and_resumed.glob("epoch_*.pt")) == ["epoch_01.pt", "epoch_02.pt"]
+
+
+def test_translate_stdin_to_stdout(interrupted_and_resumed: Path):
+    text = "Ein Mann fährt Fahrrad.\n\nZwei Hunde spielen im Schnee.\n"
+    out = cli("translate", "--checkpoint", str(interrupted_and_resumed / "last.pt"), input=text).stdout
+    lines = out.split("\n")
+    assert len(lines) == 4 and lines[1] == "" and lines[3] == ""  # three lines out, the empty one kept
+    assert lines[0] and lines[2]
+
+
+def test_evaluate_prints_sacrebleu(interrupted_and_resumed: Path, tmp_path: Path):
+    hyps = tmp_path / "hyps.txt"
+    out = cli("evaluate", "--checkpoint", str(interrupted_and_resumed / "epoch_02.pt"), "--split", "val",
+              "--data-dir", str(DATA), "--hypotheses", str(hyps), "--json").stdout
+    scores = json.loads(out.strip().splitlines()[-1])
+    assert scores["split"] == "val" and scores["sentences"] == 1014
+    assert scores["signature"].startswith("nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:")
+    assert 0 <= scores["sacrebleu"] <= 100
+    assert len(hyps.read_text(encoding="utf-8").splitlines()) == 1014
