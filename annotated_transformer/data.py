@@ -7,10 +7,10 @@ Docs: https://annotated-transformer.github.io/annotated-transformer/data.html.md
 # %% auto #0
 __all__ = ['SPECIALS', 'BOS', 'EOS', 'PAD', 'UNK', 'MULTI30K_URL', 'MULTI30K_SPLITS', 'MULTI30K_SHA256', 'Tokenizer', 'Vocab',
            'cache_dir', 'sha256', 'verify', 'download', 'find_corpus_file', 'multi30k_dir', 'read_lines',
-           'read_parallel', 'load_multi30k', 'encode_pairs', 'TokenBudgetSampler', 'collate', 'PairDataset',
-           'batch_loader']
+           'read_parallel', 'load_multi30k', 'encode_pairs', 'TokenBudgetSampler', 'padding_fraction', 'collate',
+           'PairDataset', 'batch_loader']
 
-# %% ../nbs/04_data.ipynb #060fbbb3
+# %% ../nbs/04_data.ipynb #84445fa1
 import gzip
 import hashlib
 import json
@@ -31,7 +31,7 @@ from tqdm.auto import tqdm
 
 from .training import Batch
 
-# %% ../nbs/04_data.ipynb #c4a36215
+# %% ../nbs/04_data.ipynb #abe35236
 _REJOIN = [(re.compile(r"(?<=\w) - (?=\w)"), "-"), (re.compile(r"(?<=\w) n't\b"), "n't")] # spaCy splits, Moses keeps apart
 
 class Tokenizer:
@@ -59,7 +59,7 @@ class Tokenizer:
 
     def __repr__(self): return f"Tokenizer({self.lang!r})"
 
-# %% ../nbs/04_data.ipynb #9ad0dd95
+# %% ../nbs/04_data.ipynb #33d861dc
 SPECIALS = ("<s>", "</s>", "<blank>", "<unk>") # their ids are their positions
 BOS, EOS, PAD, UNK = range(len(SPECIALS))
 
@@ -110,7 +110,7 @@ class Vocab:
         "A vocabulary written by `save`."
         return cls(json.loads(Path(path).read_text(encoding="utf-8")))
 
-# %% ../nbs/04_data.ipynb #d30a241a
+# %% ../nbs/04_data.ipynb #6c9e1832
 MULTI30K_URL = "https://github.com/multi30k/dataset/raw/master/data/task1/raw/" # the dataset's own repository
 MULTI30K_SPLITS = ("train", "val", "test_2016_flickr")
 MULTI30K_SHA256 = { # of the gzipped files, as the dataset publishes them
@@ -122,7 +122,7 @@ MULTI30K_SHA256 = { # of the gzipped files, as the dataset publishes them
     "test_2016_flickr.en.gz": "611d361c6334bc7246101d48097c13cf5c4413c5befc793cc629934359d532d9",
 }
 
-# %% ../nbs/04_data.ipynb #89411ee9
+# %% ../nbs/04_data.ipynb #42e55024
 def cache_dir()->Path:
     "Where downloads are kept: $ANNOTATED_TRANSFORMER_CACHE, else ~/.cache/annotated-transformer."
     return Path(os.environ.get("ANNOTATED_TRANSFORMER_CACHE", Path.home() / ".cache" / "annotated-transformer"))
@@ -140,7 +140,7 @@ def verify(path:Path, expected:str):
         raise ValueError(f"Checksum mismatch for {path}: SHA-256 is {actual}, expected {expected}. "
                          "The file is damaged or not the published one; delete it and download it again.")
 
-# %% ../nbs/04_data.ipynb #58b1593b
+# %% ../nbs/04_data.ipynb #cc9ed140
 def download(
     url:str, # what to fetch
     path:str|Path, # where to keep it
@@ -166,7 +166,7 @@ def download(
     os.replace(tmp.name, path)
     return path
 
-# %% ../nbs/04_data.ipynb #8ac2da03
+# %% ../nbs/04_data.ipynb #60ce439b
 def find_corpus_file(directory:Path, name:str)->Path:
     "`name`.gz or `name` in `directory`."
     for candidate in (directory / f"{name}.gz", directory / name):
@@ -190,7 +190,7 @@ def multi30k_dir(
         if not (directory / name).is_file(): download(url + name, directory / name, expected, progress)
     return directory
 
-# %% ../nbs/04_data.ipynb #4b3fd476
+# %% ../nbs/04_data.ipynb #7bf621ad
 def read_lines(
     path:str|Path, # gzipped if the name ends in .gz
     expected_sha256:str|None=None, # checked first, when given
@@ -219,7 +219,7 @@ def _numbers(numbers:Sequence[int], limit:int=10)->str:
     text = ", ".join(map(str, numbers[:limit]))
     return text + (f" and {len(numbers) - limit} more" if len(numbers) > limit else "")
 
-# %% ../nbs/04_data.ipynb #700fbbb9
+# %% ../nbs/04_data.ipynb #30ee6dbe
 def read_parallel(
     src_path:str|Path, # one sentence a line
     tgt_path:str|Path, # its translation, line for line
@@ -246,7 +246,7 @@ def load_multi30k(
     src, tgt = (find_corpus_file(directory, f"{split}.{lang}") for lang in (src_lang, tgt_lang))
     return read_parallel(src, tgt, MULTI30K_SHA256.get(src.name), MULTI30K_SHA256.get(tgt.name))
 
-# %% ../nbs/04_data.ipynb #a2950f35
+# %% ../nbs/04_data.ipynb #d373a642
 def encode_pairs(
     pairs:Sequence[tuple[str, str]], # (source, target) sentences
     src_tok:Tokenizer, tgt_tok:Tokenizer,
@@ -260,7 +260,7 @@ def encode_pairs(
     keep = [i for i in range(len(src)) if len(src[i]) <= max_len and len(tgt[i]) <= max_len]
     return [src[i] for i in keep], [tgt[i] for i in keep], len(src) - len(keep)
 
-# %% ../nbs/04_data.ipynb #a999d4c7
+# %% ../nbs/04_data.ipynb #98c3a11e
 class TokenBudgetSampler(Sampler):
     "Batches of sentences of similar length, at most `max_tokens` padded tokens per side, in shuffled order."
     def __init__(self,
@@ -303,14 +303,21 @@ class TokenBudgetSampler(Sampler):
 
     def padding_fraction(self, epoch:int=0)->float:
         "The share of padding in the source and target tensors of an epoch's batches."
-        real = padded = 0
-        for batch in self.batches(epoch):
-            for lengths in (self.src_lengths, self.tgt_lengths):
-                real += sum(lengths[i] for i in batch)
-                padded += len(batch) * max(lengths[i] for i in batch)
-        return 1 - real / padded
+        return padding_fraction(self.batches(epoch), self.src_lengths, self.tgt_lengths)
 
-# %% ../nbs/04_data.ipynb #9f53db5b
+def padding_fraction(
+    batches:Iterable[Sequence[int]], # lists of sentence indices
+    *lengths:Sequence[int], # tokens per sentence, one sequence per side (source, target)
+)->float:
+    "The share of padding when each batch is padded to its longest sentence, on every side."
+    real = padded = 0
+    for batch in batches:
+        for side in lengths:
+            real += sum(side[i] for i in batch)
+            padded += len(batch) * max(side[i] for i in batch)
+    return 1 - real / padded
+
+# %% ../nbs/04_data.ipynb #b9fdb71a
 def collate(
     pairs:Sequence[tuple[Sequence[int], Sequence[int]]], # (source ids, target ids) of one batch
     pad:int=PAD,

@@ -8,7 +8,7 @@ Docs: https://annotated-transformer.github.io/annotated-transformer/multi30k.htm
 __all__ = ['MULTI30K', 'PRECISIONS', 'Multi30kRecipe', 'autocast_dtype', 'default_device', 'Multi30kData', 'prepare_multi30k',
            'multi30k_model', 'mean_loss', 'save_weights', 'train_multi30k', 'Translator', 'bleu_scores', 'evaluate']
 
-# %% ../nbs/05_multi30k.ipynb #507c92c1
+# %% ../nbs/05_multi30k.ipynb #8bba6838
 import math
 import time
 from dataclasses import asdict, dataclass, replace
@@ -20,13 +20,13 @@ import torch
 from tqdm.auto import tqdm
 
 from .copy_task import greedy_decode
-from .data import (BOS, EOS, PAD, Tokenizer, Vocab, batch_loader, collate, encode_pairs,
-                                        load_multi30k)
+from .data import (BOS, EOS, PAD, TokenBudgetSampler, Tokenizer, Vocab, batch_loader, collate,
+                                        encode_pairs, load_multi30k)
 from .model import EncoderDecoder, TransformerConfig, build_model
 from .training import (LabelSmoothing, TrainState, batch_loss, load_checkpoint, paper_optimizer,
                                             read_checkpoint, train)
 
-# %% ../nbs/05_multi30k.ipynb #0460ef49
+# %% ../nbs/05_multi30k.ipynb #9fd2c973
 @dataclass(frozen=True)
 class Multi30kRecipe:
     "Everything that determines a Multi30k training run."
@@ -47,7 +47,7 @@ class Multi30kRecipe:
 
 MULTI30K = Multi30kRecipe()
 
-# %% ../nbs/05_multi30k.ipynb #a27c0491
+# %% ../nbs/05_multi30k.ipynb #280d1c28
 PRECISIONS = ("auto", "bf16", "fp32")
 
 def autocast_dtype(
@@ -65,7 +65,7 @@ def default_device()->torch.device:
     "The first GPU if there is one, else the CPU."
     return torch.device("cuda" if torch.cuda.is_available() else "cpu")
 
-# %% ../nbs/05_multi30k.ipynb #389517f0
+# %% ../nbs/05_multi30k.ipynb #f4f03b6f
 @dataclass
 class Multi30kData:
     "Multi30k as token ids, with the tokenizers and vocabularies that made them."
@@ -99,7 +99,7 @@ def multi30k_model(recipe:Multi30kRecipe, data:Multi30kData)->EncoderDecoder:
     return build_model(TransformerConfig(len(data.src_vocab), len(data.tgt_vocab), recipe.N, recipe.d_model,
                                          recipe.d_ff, recipe.h, recipe.dropout))
 
-# %% ../nbs/05_multi30k.ipynb #e63913d0
+# %% ../nbs/05_multi30k.ipynb #02d9ffc9
 @torch.no_grad()
 def mean_loss(
     model:EncoderDecoder,
@@ -117,7 +117,7 @@ def mean_loss(
         tokens += batch.ntokens
     return total / tokens
 
-# %% ../nbs/05_multi30k.ipynb #a06c5a4e
+# %% ../nbs/05_multi30k.ipynb #315470ee
 def _epoch_batches(loader:torch.utils.data.DataLoader):
     "A `make_batches` for `train`: the loader, set to an epoch."
     def make_batches(epoch:int):
@@ -131,7 +131,7 @@ def save_weights(path:Path, model:EncoderDecoder, **extra):
     torch.save(dict(model=model.state_dict(), config=asdict(model.config), **extra), tmp)
     tmp.replace(path)
 
-# %% ../nbs/05_multi30k.ipynb #f9291637
+# %% ../nbs/05_multi30k.ipynb #38e40852
 def train_multi30k(
     out:str|Path, # directory for checkpoints
     recipe:Multi30kRecipe=MULTI30K,
@@ -185,7 +185,7 @@ def train_multi30k(
           on_epoch_end=end_of_epoch, autocast=autocast, progress=progress)
     return state
 
-# %% ../nbs/05_multi30k.ipynb #f2deea20
+# %% ../nbs/05_multi30k.ipynb #34719d52
 class Translator:
     "A trained model that turns sentences into sentences."
     def __init__(self, model:EncoderDecoder, src_tok:Tokenizer, tgt_tok:Tokenizer, src_vocab:Vocab, tgt_vocab:Vocab):
@@ -219,12 +219,8 @@ class Translator:
             raise ValueError(f"Sentence(s) {too_long[:10]} are too long for this model ({limit} positions, "
                              "including 50 for the output to grow): split them into shorter sentences.")
         device, outputs = next(self.model.parameters()).device, [None] * len(ids)
-        order = sorted(range(len(ids)), key=lambda i: len(ids[i]))
-        batches, batch = [], []
-        for i in order:  # consecutive sentences in length order, at most max_tokens padded tokens a batch
-            if batch and (len(batch) + 1) * len(ids[i]) > max_tokens: batches.append(batch); batch = []
-            batch.append(i)
-        if batch: batches.append(batch)
+        lengths = [len(s) for s in ids]
+        batches = TokenBudgetSampler(lengths, lengths, max_tokens, shuffle=False).batches(0)  # in length order
         for batch in tqdm(batches, desc="translate", unit="batch", disable=not progress):
             b = collate([(ids[i], [BOS]) for i in batch]).to(device)
             out = greedy_decode(self.model, b.src, b.src_mask, b.src.size(1) + 50, BOS, EOS, PAD)
@@ -232,7 +228,7 @@ class Translator:
                 outputs[i] = self.tgt_tok.detokenize(self.tgt_vocab.decode(row))
         return outputs
 
-# %% ../nbs/05_multi30k.ipynb #f7e10d63
+# %% ../nbs/05_multi30k.ipynb #c987a753
 def bleu_scores(
     hypotheses:list[str], # detokenized outputs
     references:list[str], # raw reference sentences
