@@ -16,7 +16,6 @@ import hashlib
 import json
 import os
 import re
-import shutil
 import tempfile
 import urllib.request
 from collections import Counter

@@ -4,7 +4,6 @@ A tiny model (one layer, width 32) trains on the full training split for two epo
 resumed, and its checkpoint is used by `translate` and `evaluate`. The model is far too small to translate
 well; the tests check the plumbing, not the quality (the Multi30k notebook measures that)."""
 import json
-import os
 import signal
 import subprocess
 import sys
