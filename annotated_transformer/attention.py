@@ -7,14 +7,14 @@ Docs: https://annotated-transformer.github.io/annotated-transformer/attention.ht
 # %% auto #0
 __all__ = ['subsequent_mask', 'padding_mask', 'attention', 'MultiHeadedAttention', 'mha_from_torch']
 
-# %% ../nbs/00_attention.ipynb #467c0af7
+# %% ../nbs/00_attention.ipynb #ab56fed6
 import math
 
 import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-# %% ../nbs/00_attention.ipynb #cd77a0d9
+# %% ../nbs/00_attention.ipynb #fb6f0c0a
 def subsequent_mask(
     size:int, # length T of the target sequence
     device:torch.device|str|None=None, # where to create the mask
@@ -22,7 +22,7 @@ def subsequent_mask(
     "Causal mask: position `i` may attend to positions `0..i` and not to any later one."
     return torch.ones(1, size, size, dtype=torch.bool, device=device).tril()
 
-# %% ../nbs/00_attention.ipynb #07bb2739
+# %% ../nbs/00_attention.ipynb #e3adf1ec
 def padding_mask(
     tokens:Tensor, # (batch, T) token ids
     pad:int, # id of the padding token
@@ -30,14 +30,14 @@ def padding_mask(
     "Mask that lets every query attend to the real tokens of `tokens` and to none of its padding."
     return (tokens != pad).unsqueeze(-2)  # (batch, 1, T): one row, broadcast over all queries
 
-# %% ../nbs/00_attention.ipynb #58bcd3c3
+# %% ../nbs/00_attention.ipynb #8e91404e
 def _check_mask(mask:Tensor|None):
     "Raise a clear error for masks that do not follow the project's convention."
     if mask is not None and mask.dtype != torch.bool:
         raise TypeError(f"Attention masks must be boolean, with True meaning 'may attend'; got dtype {mask.dtype}. "
                         "Build them with `subsequent_mask` and `padding_mask`, or convert with `mask.bool()`.")
 
-# %% ../nbs/00_attention.ipynb #277c703a
+# %% ../nbs/00_attention.ipynb #6c4b35f6
 def attention(
     query:Tensor, # (..., T_q, d_k)
     key:Tensor, # (..., T_k, d_k)
@@ -54,7 +54,7 @@ def attention(
     if dropout is not None: p_attn = dropout(p_attn)
     return p_attn @ value, p_attn  # (..., T_q, d_v), (..., T_q, T_k)
 
-# %% ../nbs/00_attention.ipynb #4a4320f2
+# %% ../nbs/00_attention.ipynb #0490de6d
 class MultiHeadedAttention(nn.Module):
     "Multi-head attention (§3.2.2): `h` heads of scaled dot-product attention in parallel."
     def __init__(self,
@@ -69,6 +69,23 @@ class MultiHeadedAttention(nn.Module):
         self.dropout = nn.Dropout(dropout)
         self.store_attn, self.attn = False, None  # set store_attn to keep the last weights in .attn
 
+    def split_heads(self, x:Tensor)->Tensor: # (batch, T, d_model) -> (batch, h, T, d_k)
+        "Cut projected vectors into `h` slices of width d_k, one per head."
+        return x.view(x.size(0), -1, self.h, self.d_k).transpose(1, 2)  # (batch, T, h, d_k) -> (batch, h, T, d_k)
+
+    def attend(self,
+        q:Tensor, # (batch, h, T_q, d_k) projected queries
+        k:Tensor, # (batch, h, T_k, d_k) projected keys
+        v:Tensor, # (batch, h, T_k, d_k) projected values
+        mask:Tensor|None=None, # bool (batch or 1, T_q or 1, T_k); True means "may attend"
+    )->Tensor: # (batch, T_q, d_model)
+        "Attention in every head, then Concat and W^O."
+        if mask is not None: mask = mask.unsqueeze(1)  # (batch, 1, T_q or 1, T_k): the same for every head
+        if self.store_attn: x, self.attn = attention(q, k, v, mask, self.dropout)  # (batch, h, T_q, d_k)
+        else: x = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=self.dropout.p if self.training else 0.0)
+        x = x.transpose(1, 2).reshape(q.size(0), -1, self.h * self.d_k)  # Concat(head_1..head_h): (batch, T_q, d_model)
+        return self.w_o(x)
+
     def forward(self,
         query:Tensor, # (batch, T_q, d_model)
         key:Tensor, # (batch, T_k, d_model)
@@ -76,16 +93,9 @@ class MultiHeadedAttention(nn.Module):
         mask:Tensor|None=None, # bool (batch or 1, T_q or 1, T_k); True means "may attend"
     )->Tensor: # (batch, T_q, d_model)
         _check_mask(mask)
-        batch = query.size(0)
-        def split_heads(x): return x.view(batch, -1, self.h, self.d_k).transpose(1, 2)  # (batch, h, T, d_k)
-        q, k, v = split_heads(self.w_q(query)), split_heads(self.w_k(key)), split_heads(self.w_v(value))
-        if mask is not None: mask = mask.unsqueeze(1)  # (batch, 1, T_q or 1, T_k): the same for every head
-        if self.store_attn: x, self.attn = attention(q, k, v, mask, self.dropout)  # (batch, h, T_q, d_k)
-        else: x = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=self.dropout.p if self.training else 0.0)
-        x = x.transpose(1, 2).reshape(batch, -1, self.h * self.d_k)  # Concat(head_1..head_h): (batch, T_q, d_model)
-        return self.w_o(x)
+        return self.attend(self.split_heads(self.w_q(query)), self.split_heads(self.w_k(key)), self.split_heads(self.w_v(value)), mask)
 
-# %% ../nbs/00_attention.ipynb #1a52ed36
+# %% ../nbs/00_attention.ipynb #985b8ebb
 def mha_from_torch(
     torch_mha:nn.MultiheadAttention, # with equal query, key and value widths and with biases
 )->MultiHeadedAttention:

@@ -7,7 +7,7 @@ Docs: https://annotated-transformer.github.io/annotated-transformer/cli.html.md"
 # %% auto #0
 __all__ = ['parser', 'run', 'main']
 
-# %% ../nbs/10_cli.ipynb #78f8768b
+# %% ../nbs/10_cli.ipynb #dd06598d
 import argparse
 import dataclasses
 import json
@@ -18,15 +18,17 @@ import torch
 
 from .copy_task import train_copy_task
 from .data import MULTI30K_SPLITS
-from .multi30k import MULTI30K, PRECISIONS, Multi30kRecipe, Translator, evaluate, train_multi30k
+from .decoding import BeamSearch, average_checkpoints, last_checkpoints
+from .multi30k import MULTI30K, PRECISIONS, VOCABULARIES, Multi30kRecipe, Translator, evaluate, train_multi30k
+from .training import write_checkpoint
 
-# %% ../nbs/10_cli.ipynb #91dd4ee9
+# %% ../nbs/10_cli.ipynb #4bd8f5bd
 def _add_recipe_options(parser:argparse.ArgumentParser, recipe:Multi30kRecipe):
     "One option per recipe field, --field-name, typed and defaulting like the field."
     group = parser.add_argument_group("recipe (defaults: the Multi30k notebook's)")
     for f in dataclasses.fields(recipe):
         default = getattr(recipe, f.name)
-        choices = PRECISIONS if f.name == "precision" else None
+        choices = {"precision": PRECISIONS, "vocabulary": VOCABULARIES}.get(f.name)
         group.add_argument("--" + f.name.replace("_", "-"), type=type(default), default=default, dest=f.name, choices=choices,
                            metavar="{" + ",".join(choices) + "}" if choices else type(default).__name__.upper(),
                            help=f"default: {default}")
@@ -34,7 +36,12 @@ def _add_recipe_options(parser:argparse.ArgumentParser, recipe:Multi30kRecipe):
 def _recipe(args:argparse.Namespace)->Multi30kRecipe:
     return Multi30kRecipe(**{f.name: getattr(args, f.name) for f in dataclasses.fields(Multi30kRecipe)})
 
-# %% ../nbs/10_cli.ipynb #8784d558
+def _add_search_options(parser:argparse.ArgumentParser):
+    "--beam and --alpha, with the paper's values (§6.1) as defaults."
+    parser.add_argument("--beam", type=int, default=4, help="beam size; 1 is greedy decoding (default: %(default)s)")
+    parser.add_argument("--alpha", type=float, default=0.6, help="length penalty α (default: %(default)s)")
+
+# %% ../nbs/10_cli.ipynb #159a1652
 def parser()->argparse.ArgumentParser:
     "The `annotated-transformer` command and its subcommands."
     p = argparse.ArgumentParser(prog="annotated-transformer",
@@ -65,6 +72,7 @@ def parser()->argparse.ArgumentParser:
     tr.add_argument("--checkpoint", type=Path, required=True, help="last.pt or epoch_NN.pt of a run")
     tr.add_argument("--max-tokens", type=int, default=4000, help="source tokens per batch (default: %(default)s)")
     tr.add_argument("--device", help="default: a GPU if there is one")
+    _add_search_options(tr)
 
     ev = commands.add_parser("evaluate", help="BLEU of a checkpoint on a Multi30k split",
         description="Translate a Multi30k split and print sacreBLEU (with its signature) and, for comparison with older "
@@ -75,9 +83,17 @@ def parser()->argparse.ArgumentParser:
     ev.add_argument("--hypotheses", type=Path, help="also write the translations to this file")
     ev.add_argument("--json", action="store_true", help="print the scores as JSON")
     ev.add_argument("--device", help="default: a GPU if there is one")
+    _add_search_options(ev)
+
+    av = commands.add_parser("average", help="average checkpoints into one",
+        description="Average the weights of checkpoints of one run (§6.1): the last --last epoch checkpoints of a run "
+                    "directory, or the files given. The result translates like any checkpoint.")
+    av.add_argument("checkpoints", type=Path, nargs="+", metavar="RUN_OR_CHECKPOINT", help="a run directory, or checkpoint files")
+    av.add_argument("--last", type=int, default=5, help="epoch checkpoints to take from a run directory (default: %(default)s)")
+    av.add_argument("--out", type=Path, help="the averaged checkpoint (default: average_K.pt in the run directory)")
     return p
 
-# %% ../nbs/10_cli.ipynb #05b58fa2
+# %% ../nbs/10_cli.ipynb #04cf4efe
 def _translate_stream(translator:Translator, lines, out, max_tokens:int, chunk:int=1000):
     "Translate `lines` to `out` a chunk at a time; empty lines stay empty."
     def flush(buffer):
@@ -91,7 +107,18 @@ def _translate_stream(translator:Translator, lines, out, max_tokens:int, chunk:i
         if len(buffer) == chunk: flush(buffer); buffer = []
     if buffer: flush(buffer)
 
-# %% ../nbs/10_cli.ipynb #56333da0
+# %% ../nbs/10_cli.ipynb #7161ff3e
+def _average(inputs:list[Path], last:int, out:Path|None):
+    "Write the average of a run's last checkpoints, or of the files given, and say where it went."
+    run_dir = inputs[0] if len(inputs) == 1 and inputs[0].is_dir() else None
+    paths = last_checkpoints(run_dir, last) if run_dir else inputs
+    if out is None and run_dir is None: raise ValueError("Give --out: where to write the average of these files.")
+    out = out or run_dir / f"average_{last}.pt"
+    write_checkpoint(out, average_checkpoints(paths))
+    print(f"averaged {', '.join(p.name for p in paths)} into {out}; translate with: "
+          f"annotated-transformer translate --checkpoint {out}")
+
+# %% ../nbs/10_cli.ipynb #c566d0b8
 def run(args:argparse.Namespace):
     "Carry out a parsed command."
     device = torch.device(args.device) if getattr(args, "device", None) else None
@@ -100,16 +127,20 @@ def run(args:argparse.Namespace):
     elif args.command == "train":
         train_multi30k(args.out, _recipe(args), args.data_dir, args.resume, device=device, progress=not args.no_progress)
         print(f"done: {args.out / 'last.pt'}; score it with: annotated-transformer evaluate --checkpoint {args.out / 'last.pt'}")
+    elif args.command == "average":
+        _average(args.checkpoints, args.last, args.out)
     elif args.command == "translate":
-        _translate_stream(Translator.from_checkpoint(args.checkpoint, device), sys.stdin, sys.stdout, args.max_tokens)
+        translator = Translator.from_checkpoint(args.checkpoint, device, BeamSearch(args.beam, args.alpha))
+        _translate_stream(translator, sys.stdin, sys.stdout, args.max_tokens)
     elif args.command == "evaluate":
-        scores, outputs = evaluate(Translator.from_checkpoint(args.checkpoint, device), args.split, args.data_dir, progress=True)
+        translator = Translator.from_checkpoint(args.checkpoint, device, BeamSearch(args.beam, args.alpha))
+        scores, outputs = evaluate(translator, args.split, args.data_dir, progress=True)
         if args.hypotheses: Path(args.hypotheses).write_text("\n".join(outputs.hypothesis) + "\n", encoding="utf-8")
         if args.json: print(json.dumps({k: v for k, v in scores.items() if k != "detail"}))
         else: print(f"{scores['split']}: sacreBLEU {scores['sacrebleu']:.2f}  ({scores['signature']})\n{scores['detail']}\n"
                     f"tokenized, lowercased BLEU (older tutorials' measure): {scores['tokenized_lowercase_bleu']:.2f}")
 
-# %% ../nbs/10_cli.ipynb #170d26d7
+# %% ../nbs/10_cli.ipynb #aeaa3657
 def main(argv:list[str]|None=None)->int:
     "The `annotated-transformer` program: parse `argv` (default: the command line) and run it."
     args = parser().parse_args(argv)
@@ -122,6 +153,6 @@ def main(argv:list[str]|None=None)->int:
         return 130
     return 0
 
-# %% ../nbs/10_cli.ipynb #9bf4a3b3
+# %% ../nbs/10_cli.ipynb #e966f3c0
 if __name__ == "__main__" and Path(sys.argv[0]).name == "cli.py":  # python -m annotated_transformer.cli (not a notebook kernel)
     sys.exit(main())

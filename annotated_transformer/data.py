@@ -7,21 +7,23 @@ Docs: https://annotated-transformer.github.io/annotated-transformer/data.html.md
 # %% auto #0
 __all__ = ['SPECIALS', 'BOS', 'EOS', 'PAD', 'UNK', 'MULTI30K_URL', 'MULTI30K_SPLITS', 'MULTI30K_SHA256', 'Tokenizer', 'Vocab',
            'cache_dir', 'sha256', 'verify', 'download', 'find_corpus_file', 'multi30k_dir', 'read_lines',
-           'read_parallel', 'load_multi30k', 'encode_pairs', 'TokenBudgetSampler', 'padding_fraction', 'collate',
-           'PairDataset', 'batch_loader']
+           'read_parallel', 'load_multi30k', 'encode_pairs', 'train_bpe', 'BPETokenizer', 'TokenBudgetSampler',
+           'padding_fraction', 'collate', 'PairDataset', 'batch_loader']
 
-# %% ../nbs/04_data.ipynb #84445fa1
+# %% ../nbs/04_data.ipynb #0cb64eb1
 import gzip
 import hashlib
 import json
 import os
 import re
 import tempfile
+import io
 import urllib.request
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
+import sentencepiece as spm
 import spacy
 import torch
 from sacremoses import MosesDetokenizer
@@ -30,7 +32,7 @@ from tqdm.auto import tqdm
 
 from .training import Batch
 
-# %% ../nbs/04_data.ipynb #abe35236
+# %% ../nbs/04_data.ipynb #0a33c6c1
 _REJOIN = [(re.compile(r"(?<=\w) - (?=\w)"), "-"), (re.compile(r"(?<=\w) n't\b"), "n't")] # spaCy splits, Moses keeps apart
 
 class Tokenizer:
@@ -58,7 +60,7 @@ class Tokenizer:
 
     def __repr__(self): return f"Tokenizer({self.lang!r})"
 
-# %% ../nbs/04_data.ipynb #33d861dc
+# %% ../nbs/04_data.ipynb #2881b209
 SPECIALS = ("<s>", "</s>", "<blank>", "<unk>") # their ids are their positions
 BOS, EOS, PAD, UNK = range(len(SPECIALS))
 
@@ -109,7 +111,7 @@ class Vocab:
         "A vocabulary written by `save`."
         return cls(json.loads(Path(path).read_text(encoding="utf-8")))
 
-# %% ../nbs/04_data.ipynb #6c9e1832
+# %% ../nbs/04_data.ipynb #af931645
 MULTI30K_URL = "https://github.com/multi30k/dataset/raw/master/data/task1/raw/" # the dataset's own repository
 MULTI30K_SPLITS = ("train", "val", "test_2016_flickr")
 MULTI30K_SHA256 = { # of the gzipped files, as the dataset publishes them
@@ -121,7 +123,7 @@ MULTI30K_SHA256 = { # of the gzipped files, as the dataset publishes them
     "test_2016_flickr.en.gz": "611d361c6334bc7246101d48097c13cf5c4413c5befc793cc629934359d532d9",
 }
 
-# %% ../nbs/04_data.ipynb #42e55024
+# %% ../nbs/04_data.ipynb #ab1a5166
 def cache_dir()->Path:
     "Where downloads are kept: $ANNOTATED_TRANSFORMER_CACHE, else ~/.cache/annotated-transformer."
     return Path(os.environ.get("ANNOTATED_TRANSFORMER_CACHE", Path.home() / ".cache" / "annotated-transformer"))
@@ -139,7 +141,7 @@ def verify(path:Path, expected:str):
         raise ValueError(f"Checksum mismatch for {path}: SHA-256 is {actual}, expected {expected}. "
                          "The file is damaged or not the published one; delete it and download it again.")
 
-# %% ../nbs/04_data.ipynb #cc9ed140
+# %% ../nbs/04_data.ipynb #3b68046f
 def download(
     url:str, # what to fetch
     path:str|Path, # where to keep it
@@ -165,7 +167,7 @@ def download(
     os.replace(tmp.name, path)
     return path
 
-# %% ../nbs/04_data.ipynb #60ce439b
+# %% ../nbs/04_data.ipynb #024b9b4c
 def find_corpus_file(directory:Path, name:str)->Path:
     "`name`.gz or `name` in `directory`."
     for candidate in (directory / f"{name}.gz", directory / name):
@@ -189,7 +191,7 @@ def multi30k_dir(
         if not (directory / name).is_file(): download(url + name, directory / name, expected, progress)
     return directory
 
-# %% ../nbs/04_data.ipynb #7bf621ad
+# %% ../nbs/04_data.ipynb #b2f834ff
 def read_lines(
     path:str|Path, # gzipped if the name ends in .gz
     expected_sha256:str|None=None, # checked first, when given
@@ -218,7 +220,7 @@ def _numbers(numbers:Sequence[int], limit:int=10)->str:
     text = ", ".join(map(str, numbers[:limit]))
     return text + (f" and {len(numbers) - limit} more" if len(numbers) > limit else "")
 
-# %% ../nbs/04_data.ipynb #30ee6dbe
+# %% ../nbs/04_data.ipynb #5f28f2ca
 def read_parallel(
     src_path:str|Path, # one sentence a line
     tgt_path:str|Path, # its translation, line for line
@@ -245,7 +247,7 @@ def load_multi30k(
     src, tgt = (find_corpus_file(directory, f"{split}.{lang}") for lang in (src_lang, tgt_lang))
     return read_parallel(src, tgt, MULTI30K_SHA256.get(src.name), MULTI30K_SHA256.get(tgt.name))
 
-# %% ../nbs/04_data.ipynb #d373a642
+# %% ../nbs/04_data.ipynb #813fce77
 def encode_pairs(
     pairs:Sequence[tuple[str, str]], # (source, target) sentences
     src_tok:Tokenizer, tgt_tok:Tokenizer,
@@ -259,7 +261,44 @@ def encode_pairs(
     keep = [i for i in range(len(src)) if len(src[i]) <= max_len and len(tgt[i]) <= max_len]
     return [src[i] for i in keep], [tgt[i] for i in keep], len(src) - len(keep)
 
-# %% ../nbs/04_data.ipynb #98c3a11e
+# %% ../nbs/04_data.ipynb #5befd017
+def train_bpe(
+    texts:Iterable[str], # training sentences, of both languages for a shared vocabulary
+    vocab_size:int=8000, # pieces, the four specials included
+)->bytes: # the serialized sentencepiece model, for `BPETokenizer`
+    "Learn a byte-pair encoding of `texts` with sentencepiece, its special tokens at our ids."
+    model = io.BytesIO()
+    specials = dict(bos_id=BOS, eos_id=EOS, pad_id=PAD, unk_id=UNK, bos_piece=SPECIALS[BOS], eos_piece=SPECIALS[EOS],
+                    pad_piece=SPECIALS[PAD], unk_piece=SPECIALS[UNK])
+    try:
+        spm.SentencePieceTrainer.train(sentence_iterator=iter(texts), model_writer=model, vocab_size=vocab_size,
+                                       model_type="bpe", character_coverage=1.0, minloglevel=2, **specials)
+    except RuntimeError as e:
+        raise ValueError(f"Could not learn {vocab_size:,} BPE pieces from these texts ({e}). "
+                         "Ask for a smaller vocab_size, or give more text.") from e
+    return model.getvalue()
+
+# %% ../nbs/04_data.ipynb #6a62b8da
+class BPETokenizer:
+    "Subword pieces of a byte-pair encoding (§5.1), and the way back to text; one model can serve both languages."
+    def __init__(self,
+        model:bytes, # a model from `train_bpe`
+        lang:str, # the language of the texts this tokenizer is used for
+    ):
+        self.model, self.lang = model, lang
+        self.sp = spm.SentencePieceProcessor(model_proto=model)
+
+    def __call__(self, text:str)->list[str]: return self.sp.encode(text, out_type=str)
+    def tokenize_all(self, texts:Iterable[str])->list[list[str]]: return self.sp.encode(list(texts), out_type=str)
+    def detokenize(self, tokens:Sequence[str])->str: return self.sp.decode_pieces(list(tokens))
+
+    def vocab(self)->Vocab:
+        "All pieces in sentencepiece's id order, so that `Vocab` ids and sentencepiece ids agree."
+        return Vocab([self.sp.id_to_piece(i) for i in range(self.sp.get_piece_size())])
+
+    def __repr__(self): return f"BPETokenizer({self.lang!r}, {self.sp.get_piece_size()} pieces)"
+
+# %% ../nbs/04_data.ipynb #7d837ffe
 class TokenBudgetSampler(Sampler):
     "Batches of sentences of similar length, at most `max_tokens` padded tokens per side, in shuffled order."
     def __init__(self,
@@ -316,7 +355,7 @@ def padding_fraction(
             padded += len(batch) * max(side[i] for i in batch)
     return 1 - real / padded
 
-# %% ../nbs/04_data.ipynb #b9fdb71a
+# %% ../nbs/04_data.ipynb #c77b33e2
 def collate(
     pairs:Sequence[tuple[Sequence[int], Sequence[int]]], # (source ids, target ids) of one batch
     pad:int=PAD,

@@ -6,9 +6,9 @@ Docs: https://annotated-transformer.github.io/annotated-transformer/training.htm
 
 # %% auto #0
 __all__ = ['Batch', 'rate', 'paper_optimizer', 'LabelSmoothing', 'batch_loss', 'TrainState', 'rng_states', 'set_rng_states',
-           'save_checkpoint', 'read_checkpoint', 'load_checkpoint', 'train']
+           'write_checkpoint', 'save_checkpoint', 'read_checkpoint', 'load_checkpoint', 'train']
 
-# %% ../nbs/02_training.ipynb #bfd8f443
+# %% ../nbs/02_training.ipynb #2663f1ff
 import math
 import os
 import random
@@ -25,7 +25,7 @@ from tqdm.auto import tqdm
 from .attention import padding_mask, subsequent_mask
 from .model import EncoderDecoder
 
-# %% ../nbs/02_training.ipynb #742831d8
+# %% ../nbs/02_training.ipynb #591753bd
 class Batch:
     "Source and target token ids with their masks, the shifted target and its token count."
     def __init__(self,
@@ -44,7 +44,7 @@ class Batch:
         "This batch on `device`."
         return Batch(self.src.to(device), torch.cat([self.tgt[:, :1], self.tgt_y], 1).to(device), self.pad)
 
-# %% ../nbs/02_training.ipynb #8fa3a4ac
+# %% ../nbs/02_training.ipynb #848add4a
 def rate(
     step:int, # optimizer updates done so far (LambdaLR starts at 0)
     model_size:int, # d_model
@@ -55,7 +55,7 @@ def rate(
     step = max(step, 1)
     return factor * model_size ** -0.5 * min(step ** -0.5, step * warmup ** -1.5)  # Eq. (3)
 
-# %% ../nbs/02_training.ipynb #1062ca0b
+# %% ../nbs/02_training.ipynb #883e05cf
 def paper_optimizer(
     model:nn.Module, # the model to train
     d_model:int, # model width, for Eq. (3)
@@ -67,7 +67,7 @@ def paper_optimizer(
     scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda step: rate(step, d_model, factor, warmup))
     return optimizer, scheduler
 
-# %% ../nbs/02_training.ipynb #7fcb4652
+# %% ../nbs/02_training.ipynb #d9b1d20f
 class LabelSmoothing(nn.Module):
     "KL divergence against label-smoothed targets (§5.4), summed over the non-padding tokens."
     def __init__(self,
@@ -97,7 +97,7 @@ class LabelSmoothing(nn.Module):
         per_token = entropy_term - (1 - eps) * x_correct - spread * x_others
         return per_token.masked_fill(target == self.padding_idx, 0.0).sum()
 
-# %% ../nbs/02_training.ipynb #76ef171f
+# %% ../nbs/02_training.ipynb #5abcde0d
 def batch_loss(
     model:EncoderDecoder, # the model
     criterion:nn.Module, # e.g. LabelSmoothing; sums over tokens
@@ -108,7 +108,7 @@ def batch_loss(
     log_probs = model.generator(out)  # (batch, T_tgt, vocab)
     return criterion(log_probs.reshape(-1, log_probs.size(-1)), batch.tgt_y.reshape(-1))  # over (batch * T_tgt) rows
 
-# %% ../nbs/02_training.ipynb #9dd78edc
+# %% ../nbs/02_training.ipynb #b55955ec
 @dataclass
 class TrainState:
     "Where a training run is: enough, with the weights and optimizer, to resume it exactly."
@@ -120,7 +120,7 @@ class TrainState:
     records:list[dict]=field(default_factory=list) # one row per update: the run's history
     evals:list[dict]=field(default_factory=list) # what `on_epoch_end` returned after each epoch
 
-# %% ../nbs/02_training.ipynb #83ea8f70
+# %% ../nbs/02_training.ipynb #05c968de
 def rng_states()->dict:
     "The states of Python's and PyTorch's random number generators (CPU and every GPU)."
     return dict(python=random.getstate(), torch=torch.get_rng_state(),
@@ -132,7 +132,19 @@ def set_rng_states(states:dict):
     torch.set_rng_state(states["torch"])
     if states["cuda"] and torch.cuda.is_available(): torch.cuda.set_rng_state_all(states["cuda"])
 
-# %% ../nbs/02_training.ipynb #643b9210
+# %% ../nbs/02_training.ipynb #ca761714
+def write_checkpoint(
+    path:str|Path, # where to write; the parent directory is created
+    contents:dict, # tensors and plain data
+):
+    "`torch.save` to `path`, atomically: readers find the old file or the new one, never a torn one."
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    torch.save(contents, tmp)
+    os.replace(tmp, path)
+
+# %% ../nbs/02_training.ipynb #5b68df48
 def save_checkpoint(
     path:str|Path, # where to write; the parent directory is created
     model:nn.Module, # its `config`, if it has one (as `make_model` gives), is saved too
@@ -142,16 +154,11 @@ def save_checkpoint(
     **extra, # anything else a later reader needs (vocabularies, ...): plain data only
 ):
     "Write everything needed to resume training to `path`, atomically."
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
     config = getattr(model, "config", None)
-    checkpoint = dict(model=model.state_dict(), optimizer=optimizer.state_dict(), scheduler=scheduler.state_dict(),
-                      train_state=asdict(state), rng=rng_states(), config=asdict(config) if config else None, **extra)
-    tmp = path.with_name(path.name + ".tmp")
-    torch.save(checkpoint, tmp)
-    os.replace(tmp, path)  # atomic: readers find the old checkpoint or the new one, never a torn one
+    write_checkpoint(path, dict(model=model.state_dict(), optimizer=optimizer.state_dict(), scheduler=scheduler.state_dict(),
+                                train_state=asdict(state), rng=rng_states(), config=asdict(config) if config else None, **extra))
 
-# %% ../nbs/02_training.ipynb #969d2683
+# %% ../nbs/02_training.ipynb #2b6ed37f
 def read_checkpoint(
     path:str|Path, # a file written by `save_checkpoint`
     map_location:str|torch.device="cpu", # where to put the tensors
@@ -164,7 +171,7 @@ def read_checkpoint(
         raise ValueError(f"Could not read the checkpoint {path} ({e}). It may be truncated or not a checkpoint "
                          "of this project; an earlier checkpoint of the run may still be intact.") from e
 
-# %% ../nbs/02_training.ipynb #86919202
+# %% ../nbs/02_training.ipynb #872feff4
 def load_checkpoint(
     path:str|Path, # a file written by `save_checkpoint`
     model:nn.Module, # receives the weights
@@ -181,13 +188,13 @@ def load_checkpoint(
         set_rng_states(checkpoint["rng"])
     return TrainState(**checkpoint["train_state"])
 
-# %% ../nbs/02_training.ipynb #bd5620f4
+# %% ../nbs/02_training.ipynb #84e920eb
 def _record(state:TrainState, loss_sum:float, tokens:int, lr:float, seconds:float, elapsed:float)->dict:
     "One row of the training history, for the update just made."
     return dict(step=state.step, epoch=state.epoch, loss=loss_sum / max(tokens, 1), lr=lr, tokens=tokens,
                 tokens_per_s=tokens / max(seconds, 1e-9), elapsed_s=elapsed)
 
-# %% ../nbs/02_training.ipynb #3f450273
+# %% ../nbs/02_training.ipynb #eea86b87
 def train(
     model:EncoderDecoder, # trained in place
     make_batches:Callable[[int], Iterable[Batch]], # the batches of an epoch, the same on every call

@@ -78,10 +78,26 @@ def test_resume_continues_where_the_run_stopped(interrupted_and_resumed: Path):
 
 def test_translate_stdin_to_stdout(interrupted_and_resumed: Path):
     text = "Ein Mann fährt Fahrrad.\n\nZwei Hunde spielen im Schnee.\n"
-    out = cli("translate", "--checkpoint", str(interrupted_and_resumed / "last.pt"), input=text).stdout
-    lines = out.split("\n")
-    assert len(lines) == 4 and lines[1] == "" and lines[3] == ""  # three lines out, the empty one kept
-    assert lines[0] and lines[2]
+    for search in ([], ["--beam", "1"]):  # the default beam of 4, and greedy decoding
+        out = cli("translate", "--checkpoint", str(interrupted_and_resumed / "last.pt"), *search, input=text).stdout
+        lines = out.split("\n")
+        assert len(lines) == 4 and lines[1] == "" and lines[3] == ""  # three lines out, the empty one kept
+        assert lines[0] and lines[2]
+
+
+def test_average_then_translate(interrupted_and_resumed: Path, tmp_path: Path):
+    run = interrupted_and_resumed
+    out = cli("average", str(run), "--last", "2").stdout
+    assert "averaged epoch_01.pt, epoch_02.pt into" in out
+    averaged = torch.load(run / "average_2.pt", weights_only=True)
+    epochs = [torch.load(run / f"epoch_0{i}.pt", weights_only=True)["model"] for i in (1, 2)]
+    name = "encoder.layers.0.feed_forward.w_1.weight"
+    assert torch.allclose(averaged["model"][name], (epochs[0][name] + epochs[1][name]) / 2)
+    assert "optimizer" not in averaged and averaged["vocabs"]
+    files = cli("average", str(run / "epoch_01.pt"), str(run / "epoch_02.pt"), "--out", str(tmp_path / "avg.pt")).stdout
+    assert (tmp_path / "avg.pt").is_file() and "avg.pt" in files
+    translated = cli("translate", "--checkpoint", str(tmp_path / "avg.pt"), "--beam", "2", input="Ein Hund.\n").stdout
+    assert len(translated.splitlines()) == 1
 
 
 def test_evaluate_prints_sacrebleu(interrupted_and_resumed: Path, tmp_path: Path):
