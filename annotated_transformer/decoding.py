@@ -8,7 +8,7 @@ Docs: https://annotated-transformer.github.io/annotated-transformer/decoding.htm
 __all__ = ['TRAINING_STATE', 'StepDecoder', 'length_penalty', 'beam_search', 'BeamSearch', 'average_state_dicts',
            'last_checkpoints', 'average_checkpoints']
 
-# %% ../nbs/06_decoding.ipynb #a97ef7da
+# %% ../nbs/06_decoding.ipynb #08deeb07
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,9 +19,9 @@ from torch import Tensor
 from .attention import MultiHeadedAttention, subsequent_mask
 from .data import BOS, EOS, PAD
 from .model import DecoderLayer, EncoderDecoder
-from .training import read_checkpoint, write_checkpoint
+from .training import read_checkpoint
 
-# %% ../nbs/06_decoding.ipynb #9e370575
+# %% ../nbs/06_decoding.ipynb #7e6dc17d
 class StepDecoder:
     "The decoder one position at a time: the log-probabilities of the next token after a prefix."
     def __init__(self,
@@ -63,12 +63,13 @@ class StepDecoder:
 
     def select(self, rows:Tensor): # (n,) indices
         "Keep only `rows`, in that order: beams reordered or copied, finished sentences dropped."
+        if len(rows) == len(self.src_mask) and torch.equal(rows, torch.arange(len(rows), device=rows.device)): return  # as they are
         self.memory, self.src_mask = self.memory[rows], self.src_mask[rows]
         if self.incremental:
             self.src_kv = [(k[rows], v[rows]) for k, v in self.src_kv]
             self.self_kv = [kv if kv is None else (kv[0][rows], kv[1][rows]) for kv in self.self_kv]
 
-# %% ../nbs/06_decoding.ipynb #6804b41f
+# %% ../nbs/06_decoding.ipynb #e08161c3
 def length_penalty(
     length:int, # |Y|: output tokens, </s> included
     alpha:float=0.6, # the paper's α
@@ -76,7 +77,7 @@ def length_penalty(
     "lp(Y) = ((5 + |Y|) / 6)^α, the length normalisation of Wu et al. (2016) that §6.1 uses."
     return ((5 + length) / 6) ** alpha
 
-# %% ../nbs/06_decoding.ipynb #68a25e39
+# %% ../nbs/06_decoding.ipynb #90005009
 @torch.no_grad()
 def beam_search(
     model:EncoderDecoder, # in eval mode
@@ -89,6 +90,7 @@ def beam_search(
     bos:int=BOS, eos:int=EOS, pad:int=PAD,
 )->tuple[Tensor, Tensor]: # best hypotheses (batch, T) from <s>, padded after </s>; their scores s(Y, X) (batch,)
     "Beam search with a length penalty (§6.1), for a whole batch, dropping sentences as they finish."
+    _check_vocab(model.generator.proj.out_features, beam)
     batch, device = src.size(0), src.device
     limits = src_mask.sum(-1).view(batch) + max_extra  # (batch,) most output tokens per sentence
     rows = torch.arange(batch, device=device).repeat_interleave(beam)  # (batch * beam,): row of each hypothesis' sentence
@@ -99,7 +101,6 @@ def beam_search(
     alive, finished = torch.arange(batch, device=device), [[] for _ in range(batch)]  # per sentence: (s, tokens)
     for t in range(1, int(limits.max()) + 1):
         logp = step(ys).float().view(len(alive), beam, -1)  # (alive, beam, vocab)
-        _check_vocab(logp.size(-1), beam)
         at_limit = limits[alive] == t  # (alive,) sentences whose output must end now
         logp[at_limit] = logp[at_limit].masked_fill(torch.arange(logp.size(-1), device=device) != eos, float("-inf"))
         cand, index = (scores.unsqueeze(-1) + logp).view(len(alive), -1).topk(2 * beam, dim=-1)  # (alive, 2 beam)
@@ -115,7 +116,7 @@ def beam_search(
         scores, alive = cand[go_on].view(-1, beam), alive[~done]
     return _best(finished, pad, device)
 
-# %% ../nbs/06_decoding.ipynb #4a4511a2
+# %% ../nbs/06_decoding.ipynb #d3dc1262
 def _check_vocab(vocab:int, beam:int):
     if vocab < 2 * beam: raise ValueError(f"A beam of {beam} needs a vocabulary of at least {2 * beam} tokens; this one has {vocab}.")
 
@@ -133,7 +134,7 @@ def _best(finished:list, pad:int, device:torch.device)->tuple[Tensor, Tensor]: #
     for row, (_, tokens) in enumerate(best): ids[row, :len(tokens)] = torch.tensor(tokens)
     return ids, torch.tensor([score for score, _ in best], device=device)
 
-# %% ../nbs/06_decoding.ipynb #b0010593
+# %% ../nbs/06_decoding.ipynb #76f6bd65
 @dataclass(frozen=True)
 class BeamSearch:
     "`beam_search` with fixed settings, as a `Translator`'s search; the defaults are the paper's (§6.1)."
@@ -148,7 +149,7 @@ class BeamSearch:
     def __call__(self, model:EncoderDecoder, src:Tensor, src_mask:Tensor)->Tensor: # (batch, T) ids from <s>
         return beam_search(model, src, src_mask, self.beam, self.alpha, self.max_extra, self.incremental)[0]
 
-# %% ../nbs/06_decoding.ipynb #ffb74333
+# %% ../nbs/06_decoding.ipynb #a040eb51
 def average_state_dicts(
     state_dicts:Sequence[dict], # of one model, e.g. its last few checkpoints
 )->dict: # the same keys: the mean of each floating-point tensor, integer tensors as in the last
@@ -162,7 +163,7 @@ def average_state_dicts(
     return {k: torch.stack([sd[k].double() for sd in state_dicts]).mean(0).to(v.dtype) if v.is_floating_point() else v.clone()
             for k, v in last.items()}
 
-# %% ../nbs/06_decoding.ipynb #59931e89
+# %% ../nbs/06_decoding.ipynb #27d74b80
 TRAINING_STATE = ("optimizer", "scheduler", "train_state", "rng") # what `save_checkpoint` adds to a model's weights
 
 def last_checkpoints(

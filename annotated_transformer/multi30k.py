@@ -9,7 +9,7 @@ __all__ = ['VOCABULARIES', 'MULTI30K', 'PRECISIONS', 'Search', 'Multi30kRecipe',
            'learn_vocabularies', 'saved_vocabularies', 'Multi30kData', 'prepare_multi30k', 'multi30k_model',
            'mean_loss', 'save_weights', 'train_multi30k', 'greedy_search', 'Translator', 'bleu_scores', 'evaluate']
 
-# %% ../nbs/05_multi30k.ipynb #ef57d5d1
+# %% ../nbs/05_multi30k.ipynb #ba0a7f0a
 import math
 import time
 from collections.abc import Callable
@@ -28,7 +28,7 @@ from .model import EncoderDecoder, TransformerConfig, build_model
 from .training import (LabelSmoothing, TrainState, batch_loss, load_checkpoint, paper_optimizer,
                                             read_checkpoint, train, write_checkpoint)
 
-# %% ../nbs/05_multi30k.ipynb #024c061f
+# %% ../nbs/05_multi30k.ipynb #93974d7d
 @dataclass(frozen=True)
 class Multi30kRecipe:
     "Everything that determines a Multi30k training run."
@@ -56,7 +56,7 @@ class Multi30kRecipe:
 VOCABULARIES = ("words", "bpe")
 MULTI30K = Multi30kRecipe()
 
-# %% ../nbs/05_multi30k.ipynb #233f5ad5
+# %% ../nbs/05_multi30k.ipynb #bb2bcc00
 PRECISIONS = ("auto", "bf16", "fp32")
 
 def autocast_dtype(
@@ -74,7 +74,7 @@ def default_device()->torch.device:
     "The first GPU if there is one, else the CPU."
     return torch.device("cuda" if torch.cuda.is_available() else "cpu")
 
-# %% ../nbs/05_multi30k.ipynb #2f2e8960
+# %% ../nbs/05_multi30k.ipynb #117934cf
 def learn_vocabularies(
     recipe:Multi30kRecipe,
     train_pairs:list[tuple[str, str]], # (source, target) training sentences
@@ -96,7 +96,7 @@ def saved_vocabularies(saved:dict)->tuple: # source and target tokenizer, source
     make = (lambda lang: BPETokenizer(saved["bpe"], lang)) if saved.get("bpe") else Tokenizer
     return make(langs["src"]), make(langs["tgt"]), Vocab(vocabs["src"]), Vocab(vocabs["tgt"])
 
-# %% ../nbs/05_multi30k.ipynb #7cd81b02
+# %% ../nbs/05_multi30k.ipynb #4b6eb351
 @dataclass
 class Multi30kData:
     "Multi30k as token ids, with the tokenizers and vocabularies that made them."
@@ -133,7 +133,7 @@ def multi30k_model(recipe:Multi30kRecipe, data:Multi30kData)->EncoderDecoder:
     return build_model(TransformerConfig(len(data.src_vocab), len(data.tgt_vocab), recipe.N, recipe.d_model,
                                          recipe.d_ff, recipe.h, recipe.dropout, share_embeddings=recipe.vocabulary == "bpe"))
 
-# %% ../nbs/05_multi30k.ipynb #8a3d39a0
+# %% ../nbs/05_multi30k.ipynb #07dd7ab6
 @torch.no_grad()
 def mean_loss(
     model:EncoderDecoder,
@@ -151,7 +151,7 @@ def mean_loss(
         tokens += batch.ntokens
     return total / tokens
 
-# %% ../nbs/05_multi30k.ipynb #016eb011
+# %% ../nbs/05_multi30k.ipynb #3288610d
 def _epoch_batches(loader:torch.utils.data.DataLoader):
     "A `make_batches` for `train`: the loader, set to an epoch."
     def make_batches(epoch:int):
@@ -163,7 +163,7 @@ def save_weights(path:Path, model:EncoderDecoder, **extra):
     "The weights and configuration alone, enough to translate, written atomically."
     write_checkpoint(path, dict(model=model.state_dict(), config=asdict(model.config), **extra))
 
-# %% ../nbs/05_multi30k.ipynb #bf562e39
+# %% ../nbs/05_multi30k.ipynb #aa0c65c0
 def train_multi30k(
     out:str|Path, # directory for checkpoints
     recipe:Multi30kRecipe=MULTI30K,
@@ -215,7 +215,7 @@ def train_multi30k(
           on_epoch_end=end_of_epoch, autocast=autocast, progress=progress)
     return state
 
-# %% ../nbs/05_multi30k.ipynb #2d62ebad
+# %% ../nbs/05_multi30k.ipynb #30971da2
 Search = Callable[[EncoderDecoder, torch.Tensor, torch.Tensor], torch.Tensor] # (model, src, src_mask) -> ids (batch, T) from <s>
 
 def greedy_search(model:EncoderDecoder, src:torch.Tensor, src_mask:torch.Tensor)->torch.Tensor:
@@ -266,7 +266,7 @@ class Translator:
                 outputs[i] = self.tgt_tok.detokenize(self.tgt_vocab.decode(row))
         return outputs
 
-# %% ../nbs/05_multi30k.ipynb #129b7bbb
+# %% ../nbs/05_multi30k.ipynb #89710f0b
 def bleu_scores(
     hypotheses:list[str], # detokenized outputs
     references:list[str], # raw reference sentences
