@@ -19,6 +19,7 @@ from torch import Tensor
 from .attention import MultiHeadedAttention, subsequent_mask
 from .data import BOS, EOS, PAD
 from .model import DecoderLayer, EncoderDecoder
+from .multi30k import epoch_checkpoints
 from .training import read_checkpoint
 
 # %% ../nbs/06_decoding.ipynb #7e6dc17d
@@ -171,7 +172,7 @@ def last_checkpoints(
     k:int=5, # how many
 )->list[Path]: # oldest first
     "The weight files (`epoch_NN.pt`) of a run's last `k` epochs."
-    files = sorted(Path(run).glob("epoch_*.pt"), key=lambda p: int(p.stem.split("_")[1]))
+    files = epoch_checkpoints(run)
     if len(files) < k:
         raise FileNotFoundError(f"{run} holds {len(files)} epoch checkpoints (epoch_NN.pt), fewer than the {k} to average.")
     return files[-k:]

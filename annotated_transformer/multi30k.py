@@ -7,7 +7,8 @@ Docs: https://annotated-transformer.github.io/annotated-transformer/multi30k.htm
 # %% auto #0
 __all__ = ['VOCABULARIES', 'MULTI30K', 'PRECISIONS', 'Search', 'Multi30kRecipe', 'autocast_dtype', 'default_device',
            'learn_vocabularies', 'saved_vocabularies', 'Multi30kData', 'prepare_multi30k', 'multi30k_model',
-           'mean_loss', 'save_weights', 'train_multi30k', 'greedy_search', 'Translator', 'bleu_scores', 'evaluate']
+           'mean_loss', 'epoch_checkpoints', 'save_weights', 'train_multi30k', 'greedy_search', 'Translator',
+           'bleu_scores', 'evaluate']
 
 # %% ../nbs/05_multi30k.ipynb #ba0a7f0a
 import math
@@ -159,6 +160,10 @@ def _epoch_batches(loader:torch.utils.data.DataLoader):
         return loader
     return make_batches
 
+def epoch_checkpoints(run:str|Path)->list[Path]:
+    "A run's per-epoch weight files, `epoch_NN.pt`, oldest first (by epoch number, not by name)."
+    return sorted(Path(run).glob("epoch_*.pt"), key=lambda p: int(p.stem.split("_")[1]))
+
 def save_weights(path:Path, model:EncoderDecoder, **extra):
     "The weights and configuration alone, enough to translate, written atomically."
     write_checkpoint(path, dict(model=model.state_dict(), config=asdict(model.config), **extra))
@@ -206,7 +211,7 @@ def train_multi30k(
         print(f"epoch {st.epoch:3d}  train loss {train_loss:.3f}  val loss {val_loss:.3f}  val ppl {math.exp(val_loss):6.2f}"
               f"  {elapsed / 60:5.1f} min")
         save_weights(out / f"epoch_{st.epoch:02d}.pt", model, **extra)
-        for old in sorted(out.glob("epoch_*.pt"))[:-keep]: old.unlink()
+        for old in epoch_checkpoints(out)[:-keep]: old.unlink()
         return dict(train_loss=train_loss, val_loss=val_loss, elapsed_s=elapsed)
 
     out.mkdir(parents=True, exist_ok=True)
