@@ -19,7 +19,7 @@ from torch import Tensor
 from .attention import MultiHeadedAttention, subsequent_mask
 from .data import BOS, EOS, PAD
 from .model import DecoderLayer, EncoderDecoder
-from .multi30k import epoch_checkpoints
+from .multi30k import snapshot_files
 from .training import read_checkpoint
 
 # %% ../nbs/06_decoding.ipynb #7e6dc17d
@@ -171,10 +171,10 @@ def last_checkpoints(
     run:str|Path, # a training run's directory
     k:int=5, # how many
 )->list[Path]: # oldest first
-    "The weight files (`epoch_NN.pt`) of a run's last `k` epochs."
-    files = epoch_checkpoints(run)
+    "The last `k` weight snapshots of a run: `epoch_NN.pt` after epochs, or `step_NNNNNNN.pt` on a time interval."
+    files = snapshot_files(run)
     if len(files) < k:
-        raise FileNotFoundError(f"{run} holds {len(files)} epoch checkpoints (epoch_NN.pt), fewer than the {k} to average.")
+        raise FileNotFoundError(f"{run} holds {len(files)} weight snapshots (epoch_NN.pt or step_NNNNNNN.pt), fewer than the {k} to average.")
     return files[-k:]
 
 def average_checkpoints(

@@ -8,7 +8,7 @@ Docs: https://annotated-transformer.github.io/annotated-transformer/training.htm
 __all__ = ['Batch', 'rate', 'paper_optimizer', 'LabelSmoothing', 'batch_loss', 'TrainState', 'rng_states', 'set_rng_states',
            'write_checkpoint', 'save_checkpoint', 'read_checkpoint', 'load_checkpoint', 'train']
 
-# %% ../nbs/02_training.ipynb #2663f1ff
+# %% ../nbs/02_training.ipynb #9cad6f45
 import math
 import os
 import random
@@ -25,7 +25,7 @@ from tqdm.auto import tqdm
 from .attention import padding_mask, subsequent_mask
 from .model import EncoderDecoder
 
-# %% ../nbs/02_training.ipynb #591753bd
+# %% ../nbs/02_training.ipynb #f769a866
 class Batch:
     "Source and target token ids with their masks, the shifted target and its token count."
     def __init__(self,
@@ -44,7 +44,7 @@ class Batch:
         "This batch on `device`."
         return Batch(self.src.to(device), torch.cat([self.tgt[:, :1], self.tgt_y], 1).to(device), self.pad)
 
-# %% ../nbs/02_training.ipynb #848add4a
+# %% ../nbs/02_training.ipynb #8d3681f3
 def rate(
     step:int, # optimizer updates done so far (LambdaLR starts at 0)
     model_size:int, # d_model
@@ -55,7 +55,7 @@ def rate(
     step = max(step, 1)
     return factor * model_size ** -0.5 * min(step ** -0.5, step * warmup ** -1.5)  # Eq. (3)
 
-# %% ../nbs/02_training.ipynb #883e05cf
+# %% ../nbs/02_training.ipynb #c04b9c94
 def paper_optimizer(
     model:nn.Module, # the model to train
     d_model:int, # model width, for Eq. (3)
@@ -67,7 +67,7 @@ def paper_optimizer(
     scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda step: rate(step, d_model, factor, warmup))
     return optimizer, scheduler
 
-# %% ../nbs/02_training.ipynb #d9b1d20f
+# %% ../nbs/02_training.ipynb #37277e43
 class LabelSmoothing(nn.Module):
     "KL divergence against label-smoothed targets (§5.4), summed over the non-padding tokens."
     def __init__(self,
@@ -97,7 +97,7 @@ class LabelSmoothing(nn.Module):
         per_token = entropy_term - (1 - eps) * x_correct - spread * x_others
         return per_token.masked_fill(target == self.padding_idx, 0.0).sum()
 
-# %% ../nbs/02_training.ipynb #5abcde0d
+# %% ../nbs/02_training.ipynb #ccd1ef0c
 def batch_loss(
     model:EncoderDecoder, # the model
     criterion:nn.Module, # e.g. LabelSmoothing; sums over tokens
@@ -108,7 +108,7 @@ def batch_loss(
     log_probs = model.generator(out)  # (batch, T_tgt, vocab)
     return criterion(log_probs.reshape(-1, log_probs.size(-1)), batch.tgt_y.reshape(-1))  # over (batch * T_tgt) rows
 
-# %% ../nbs/02_training.ipynb #b55955ec
+# %% ../nbs/02_training.ipynb #11cb4ed2
 @dataclass
 class TrainState:
     "Where a training run is: enough, with the weights and optimizer, to resume it exactly."
@@ -120,7 +120,7 @@ class TrainState:
     records:list[dict]=field(default_factory=list) # one row per update: the run's history
     evals:list[dict]=field(default_factory=list) # what `on_epoch_end` returned after each epoch
 
-# %% ../nbs/02_training.ipynb #05c968de
+# %% ../nbs/02_training.ipynb #29be002f
 def rng_states()->dict:
     "The states of Python's and PyTorch's random number generators (CPU and every GPU)."
     return dict(python=random.getstate(), torch=torch.get_rng_state(),
@@ -132,7 +132,7 @@ def set_rng_states(states:dict):
     torch.set_rng_state(states["torch"])
     if states["cuda"] and torch.cuda.is_available(): torch.cuda.set_rng_state_all(states["cuda"])
 
-# %% ../nbs/02_training.ipynb #ca761714
+# %% ../nbs/02_training.ipynb #d81ef21d
 def write_checkpoint(
     path:str|Path, # where to write; the parent directory is created
     contents:dict, # tensors and plain data
@@ -144,7 +144,7 @@ def write_checkpoint(
     torch.save(contents, tmp)
     os.replace(tmp, path)
 
-# %% ../nbs/02_training.ipynb #5b68df48
+# %% ../nbs/02_training.ipynb #084f908c
 def save_checkpoint(
     path:str|Path, # where to write; the parent directory is created
     model:nn.Module, # its `config`, if it has one (as `make_model` gives), is saved too
@@ -158,7 +158,7 @@ def save_checkpoint(
     write_checkpoint(path, dict(model=model.state_dict(), optimizer=optimizer.state_dict(), scheduler=scheduler.state_dict(),
                                 train_state=asdict(state), rng=rng_states(), config=asdict(config) if config else None, **extra))
 
-# %% ../nbs/02_training.ipynb #2b6ed37f
+# %% ../nbs/02_training.ipynb #3d48d40c
 def read_checkpoint(
     path:str|Path, # a file written by `save_checkpoint`
     map_location:str|torch.device="cpu", # where to put the tensors
@@ -171,7 +171,7 @@ def read_checkpoint(
         raise ValueError(f"Could not read the checkpoint {path} ({e}). It may be truncated or not a checkpoint "
                          "of this project; an earlier checkpoint of the run may still be intact.") from e
 
-# %% ../nbs/02_training.ipynb #872feff4
+# %% ../nbs/02_training.ipynb #8752bd2c
 def load_checkpoint(
     path:str|Path, # a file written by `save_checkpoint`
     model:nn.Module, # receives the weights
@@ -188,40 +188,48 @@ def load_checkpoint(
         set_rng_states(checkpoint["rng"])
     return TrainState(**checkpoint["train_state"])
 
-# %% ../nbs/02_training.ipynb #84e920eb
+# %% ../nbs/02_training.ipynb #2e6b5185
 def _record(state:TrainState, loss_sum:float, tokens:int, lr:float, seconds:float, elapsed:float)->dict:
     "One row of the training history, for the update just made."
     return dict(step=state.step, epoch=state.epoch, loss=loss_sum / max(tokens, 1), lr=lr, tokens=tokens,
                 tokens_per_s=tokens / max(seconds, 1e-9), elapsed_s=elapsed)
 
-# %% ../nbs/02_training.ipynb #eea86b87
+# %% ../nbs/02_training.ipynb #f92f3847
 def train(
     model:EncoderDecoder, # trained in place
     make_batches:Callable[[int], Iterable[Batch]], # the batches of an epoch, the same on every call
     criterion:nn.Module, # summed loss, e.g. LabelSmoothing
     optimizer:torch.optim.Optimizer,
     scheduler:torch.optim.lr_scheduler.LRScheduler, # stepped once per update
-    epochs:int, # train until this many epochs are done
+    epochs:int|None=None, # stop when this many epochs are done
+    steps:int|None=None, # stop when this many updates are done (at least one of the two must be given)
     state:TrainState|None=None, # where to start; None for a new run
     accum_iter:int=1, # batches per update (gradient accumulation)
     checkpoint:str|Path|None=None, # file to save to (after every epoch)
     checkpoint_every:int=0, # also save every this many updates (0: only after epochs)
     extra:dict|None=None, # saved in every checkpoint besides the training state (vocabularies, ...)
     on_epoch_end:Callable[[TrainState], dict|None]|None=None, # e.g. validation; its dict goes to `state.evals`
+    on_update:Callable[[TrainState], dict|None]|None=None, # the same, after every update
     autocast:torch.dtype|None=None, # e.g. torch.bfloat16: mixed precision for the forward pass
     progress:bool=True, # show a progress bar
 )->pd.DataFrame: # one row per update: step, epoch, loss per token, lr, tokens, tokens_per_s, elapsed_s
-    "Train `model` with gradient accumulation, checkpoints and a progress bar."
+    "Train `model` for `epochs` or `steps`, with gradient accumulation, checkpoints and a progress bar."
+    if not (epochs or steps): raise ValueError("Say how long to train: give epochs, steps, or both.")
     state = state or TrainState()
+    done = lambda: (epochs is not None and state.epoch >= epochs) or (steps is not None and state.step >= steps)
     device = next(model.parameters()).device
     elapsed0 = state.records[-1]["elapsed_s"] if state.records else 0.0
     start = last = time.perf_counter()
     loss_sum, tokens = 0.0, 0  # over the batches of the update in progress
     def save():
         if checkpoint: save_checkpoint(checkpoint, model, optimizer, scheduler, state, **(extra or {}))
+    def keep_results(hook):
+        if hook and (results := hook(state)) is not None:
+            state.evals.append(dict(epoch=state.epoch, step=state.step, **results))
+            model.train()
     model.train()
     with tqdm(desc="train", unit="batch", disable=not progress) as bar:
-        while state.epoch < epochs:
+        while not done():
             for i, batch in enumerate(make_batches(state.epoch)):
                 if i < state.batch_in_epoch: continue  # trained on before this run was resumed
                 batch = batch.to(device)
@@ -242,12 +250,13 @@ def train(
                 bar.set_postfix(epoch=state.epoch, loss=f"{state.records[-1]['loss']:.3f}", lr=f"{lr:.2e}",
                                 tok_s=f"{state.records[-1]['tokens_per_s']:,.0f}")
                 loss_sum, tokens, last = 0.0, 0, now
+                keep_results(on_update)
                 if checkpoint_every and state.step % checkpoint_every == 0: save()
-            optimizer.zero_grad(set_to_none=True)  # an incomplete last accumulation is dropped, not carried over
-            loss_sum, tokens = 0.0, 0
-            state.epoch, state.batch_in_epoch = state.epoch + 1, 0
-            if on_epoch_end and (results := on_epoch_end(state)) is not None:
-                state.evals.append(dict(epoch=state.epoch, step=state.step, **results))
-                model.train()
+                if done(): break  # `steps` reached in mid-epoch: the epoch is not over
+            else:  # the epoch is over
+                optimizer.zero_grad(set_to_none=True)  # an incomplete last accumulation is dropped, not carried over
+                loss_sum, tokens = 0.0, 0
+                state.epoch, state.batch_in_epoch = state.epoch + 1, 0
+                keep_results(on_epoch_end)
             save()
     return pd.DataFrame(state.records)

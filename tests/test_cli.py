@@ -1,8 +1,10 @@
 """The command line as a user runs it: each command in its own process, on the shared Multi30k files.
 
 A tiny model (one layer, width 32) trains on the full training split for two epochs, is interrupted and
-resumed, and its checkpoint is used by `translate` and `evaluate`. The model is far too small to translate
-well; the tests check the plumbing, not the quality (the Multi30k notebook measures that)."""
+resumed, and its checkpoint is used by `translate` and `evaluate`. The same commands then run the WMT 2014
+recipe on a stand-in corpus made of Multi30k files. The models are far too small to translate well; the
+tests check the plumbing, not the quality (the Multi30k notebook measures that)."""
+import gzip
 import json
 import signal
 import subprocess
@@ -63,7 +65,7 @@ def interrupted_and_resumed(tmp_path_factory) -> Path:
     refused = subprocess.run([sys.executable, "-m", "annotated_transformer.cli", *args], capture_output=True, text=True, cwd=ROOT)
     assert refused.returncode == 2 and "already holds a run" in refused.stderr
     log = cli(*args, "--resume").stdout
-    assert "from epoch 0 to 2" in log and "epoch   2" in log
+    assert "from epoch 0, update 100, to 2 epochs" in log and "epoch   2" in log
     return out
 
 
@@ -109,3 +111,31 @@ def test_evaluate_prints_sacrebleu(interrupted_and_resumed: Path, tmp_path: Path
     assert scores["signature"].startswith("nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:")
     assert 0 <= scores["sacrebleu"] <= 100
     assert len(hyps.read_text(encoding="utf-8").splitlines()) == 1014
+
+
+def write_wmt14_stand_in(directory: Path, train: int = 2000, test: int = 100):
+    "Multi30k pairs under WMT 2014's file names, as plain text."
+    for split, stem, n in [("train", "train", train), ("val", "newstest2013", test), ("test_2016_flickr", "newstest2014", test)]:
+        for lang in ("en", "de"):
+            lines = gzip.decompress((DATA / f"{split}.{lang}.gz").read_bytes()).decode("utf-8").splitlines()[:n]
+            (directory / f"{stem}.{lang}").write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def test_wmt14_recipe_end_to_end(tmp_path: Path):
+    "train wmt14 for some steps with snapshots on a time interval, resume it for more, average, evaluate on newstest2014."
+    data, run = tmp_path / "wmt14", tmp_path / "run"
+    data.mkdir()
+    write_wmt14_stand_in(data)
+    train = ["train", "wmt14", "--data-dir", str(data), "--out", str(run), "--no-progress"]
+    tiny = ["--N", "1", "--d-model", "32", "--d-ff", "64", "--h", "2", "--bpe-size", "800", "--max-tokens", "1000", "--warmup", "20"]
+    log = cli(*train, *tiny, "--steps", "20", "--snapshot-minutes", "0.005").stdout
+    assert "2 per update" in log and "to 20 updates" in log  # the recipe's accumulation
+    log = cli(*train, "--resume", "--steps", "30").stdout  # the run's own recipe, with more steps
+    assert "update 20, to 30 updates" in log
+    assert train_state(run / "last.pt")["step"] == 30
+    snapshots = sorted(p.name for p in run.glob("step_*.pt"))
+    assert 2 <= len(snapshots) <= 5 and snapshots[-1] == "step_0000030.pt"  # the last update's weights, and earlier ones
+    assert "into" in cli("average", str(run), "--last", "2").stdout
+    out = cli("evaluate", "--corpus", "wmt14", "--data-dir", str(data), "--checkpoint", str(run / "average_2.pt"), "--json").stdout
+    scores = json.loads(out.strip().splitlines()[-1])
+    assert scores["split"] == "newstest2014" and scores["sentences"] == 100 and 0 <= scores["sacrebleu"] <= 100
