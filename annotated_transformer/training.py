@@ -118,7 +118,7 @@ class TrainState:
     samples:int=0 # sentence pairs seen so far
     tokens:int=0 # target tokens seen so far
     records:list[dict]=field(default_factory=list) # one row per update: the run's history
-    evals:list[dict]=field(default_factory=list) # what `on_epoch_end` returned after each epoch
+    evals:list[dict]=field(default_factory=list) # what `on_epoch_end` and `on_update` returned, with epoch and step
 
 # %% ../nbs/02_training.ipynb #29be002f
 def rng_states()->dict:

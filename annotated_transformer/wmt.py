@@ -12,7 +12,6 @@ __all__ = ['WMT14_FILES', 'WMT14_HF_SPLITS', 'WMT14_ADVICE', 'TOKENS_PER_UPDATE'
 import math
 import os
 from collections.abc import Iterable
-from dataclasses import replace
 from pathlib import Path
 
 import pandas as pd
@@ -20,7 +19,6 @@ import torch
 
 from .data import find_corpus_file, read_parallel
 from .decoding import BeamSearch, average_checkpoints, last_checkpoints
-from .model import TransformerConfig, build_model
 from .multi30k import Recipe, Translator, evaluate_pairs, train_translator
 from .training import TrainState, write_checkpoint
 
