@@ -7,7 +7,7 @@ Docs: https://annotated-transformer.github.io/annotated-transformer/cli.html.md"
 # %% auto #0
 __all__ = ['CORPORA', 'Corpus', 'parser', 'run', 'main']
 
-# %% ../nbs/10_cli.ipynb #7114e2cf
+# %% ../nbs/10_cli.ipynb #d9c37f64
 import argparse
 import dataclasses
 import json
@@ -20,11 +20,12 @@ import torch
 from .copy_task import train_copy_task
 from .data import MULTI30K_SPLITS
 from .decoding import BeamSearch, average_checkpoints, last_checkpoints
+from .distributed import distributed
 from .multi30k import MULTI30K, PRECISIONS, VOCABULARIES, Recipe, Translator, evaluate, train_multi30k
 from .training import read_checkpoint, write_checkpoint
 from .wmt import WMT14, WMT14_FILES, evaluate_wmt14, train_wmt14
 
-# %% ../nbs/10_cli.ipynb #6e9685ac
+# %% ../nbs/10_cli.ipynb #ee31c5fc
 @dataclasses.dataclass(frozen=True)
 class Corpus:
     "What the commands need to know about a corpus."
@@ -44,7 +45,7 @@ CORPORA = {
                     "Hugging Face wmt14 dataset where `datasets` is installed)"),
 }
 
-# %% ../nbs/10_cli.ipynb #9f1d4a7a
+# %% ../nbs/10_cli.ipynb #0f76d09c
 def _add_recipe_options(parser:argparse.ArgumentParser, recipe:Recipe, notebook:str):
     "One option per recipe field, --field-name, typed and defaulting like the field."
     group = parser.add_argument_group(f"recipe (defaults: the {notebook} notebook's)")
@@ -67,7 +68,7 @@ def _add_search_options(parser:argparse.ArgumentParser):
     parser.add_argument("--beam", type=int, default=4, help="beam size; 1 is greedy decoding (default: %(default)s)")
     parser.add_argument("--alpha", type=float, default=0.6, help="length penalty α (default: %(default)s)")
 
-# %% ../nbs/10_cli.ipynb #51d21073
+# %% ../nbs/10_cli.ipynb #d908e42d
 def parser()->argparse.ArgumentParser:
     "The `annotated-transformer` command and its subcommands."
     p = argparse.ArgumentParser(prog="annotated-transformer",
@@ -88,7 +89,7 @@ def parser()->argparse.ArgumentParser:
         task.add_argument("--out", type=Path, default=Path("runs") / name, help="checkpoint directory (default: %(default)s)")
         task.add_argument("--data-dir", type=Path, help=corpus.data_help)
         task.add_argument("--resume", action="store_true", help="continue the run in --out (more --epochs or --steps extend it)")
-        task.add_argument("--device", help="e.g. cpu or cuda:0 (default: a GPU if there is one)")
+        task.add_argument("--device", help="e.g. cpu or cuda:0 (default: a GPU if there is one; under torchrun, the process's own)")
         task.add_argument("--no-progress", action="store_true", help="no progress bar (the snapshot lines are printed anyway)")
         _add_recipe_options(task, corpus.recipe, "WMT" if name == "wmt14" else "Multi30k")
 
@@ -121,7 +122,7 @@ def parser()->argparse.ArgumentParser:
     av.add_argument("--out", type=Path, help="the averaged checkpoint (default: average_K.pt in the run directory)")
     return p
 
-# %% ../nbs/10_cli.ipynb #e31173ce
+# %% ../nbs/10_cli.ipynb #c6687bd4
 def _translate_stream(translator:Translator, lines, out, max_tokens:int, chunk:int=1000):
     "Translate `lines` to `out` a chunk at a time; empty lines stay empty."
     def flush(buffer):
@@ -135,7 +136,7 @@ def _translate_stream(translator:Translator, lines, out, max_tokens:int, chunk:i
         if len(buffer) == chunk: flush(buffer); buffer = []
     if buffer: flush(buffer)
 
-# %% ../nbs/10_cli.ipynb #681856f8
+# %% ../nbs/10_cli.ipynb #fea5ac2e
 def _average(inputs:list[Path], last:int, out:Path|None):
     "Write the average of a run's last checkpoints, or of the files given, and say where it went."
     run_dir = inputs[0] if len(inputs) == 1 and inputs[0].is_dir() else None
@@ -146,7 +147,7 @@ def _average(inputs:list[Path], last:int, out:Path|None):
     print(f"averaged {', '.join(p.name for p in paths)} into {out}; translate with: "
           f"annotated-transformer translate --checkpoint {out}")
 
-# %% ../nbs/10_cli.ipynb #a144e0e3
+# %% ../nbs/10_cli.ipynb #9c92b5ab
 def run(args:argparse.Namespace):
     "Carry out a parsed command."
     device = torch.device(args.device) if getattr(args, "device", None) else None
@@ -154,8 +155,10 @@ def run(args:argparse.Namespace):
         print(train_copy_task(args.epochs, args.seed, progress=not args.no_progress))
     elif args.command == "train":
         corpus = CORPORA[args.task]
-        corpus.train(args.out, _recipe(args, corpus.recipe), args.data_dir, args.resume, device=device, progress=not args.no_progress)
-        print(f"done: {args.out / 'last.pt'}; average its last snapshots with: annotated-transformer average {args.out}; "
+        with distributed() as processes:  # under torchrun, one of its processes; else the only one
+            corpus.train(args.out, _recipe(args, corpus.recipe), args.data_dir, args.resume, device=device,
+                         progress=not args.no_progress, processes=processes)
+        if processes.is_main: print(f"done: {args.out / 'last.pt'}; average its last snapshots with: annotated-transformer average {args.out}; "
               f"score a checkpoint with: annotated-transformer evaluate --corpus {args.task} --checkpoint CHECKPOINT")
     elif args.command == "average":
         _average(args.checkpoints, args.last, args.out)
@@ -173,7 +176,7 @@ def run(args:argparse.Namespace):
         else: print(f"{scores['split']}: sacreBLEU {scores['sacrebleu']:.2f}  ({scores['signature']})\n{scores['detail']}\n"
                     f"tokenized, lowercased BLEU (older tutorials' measure): {scores['tokenized_lowercase_bleu']:.2f}")
 
-# %% ../nbs/10_cli.ipynb #e85d893e
+# %% ../nbs/10_cli.ipynb #c9134a23
 def main(argv:list[str]|None=None)->int:
     "The `annotated-transformer` program: parse `argv` (default: the command line) and run it."
     args = parser().parse_args(argv)
@@ -186,6 +189,6 @@ def main(argv:list[str]|None=None)->int:
         return 130
     return 0
 
-# %% ../nbs/10_cli.ipynb #321992e2
+# %% ../nbs/10_cli.ipynb #ff9b3474
 if __name__ == "__main__" and Path(sys.argv[0]).name == "cli.py":  # python -m annotated_transformer.cli (not a notebook kernel)
     sys.exit(main())

@@ -27,8 +27,8 @@ from .copy_task import greedy_decode
 from .data import (BOS, EOS, PAD, BPETokenizer, TokenBudgetSampler, Tokenizer, Vocab, batch_loader,
                                         collate, encode_pairs, load_multi30k, train_bpe)
 from .model import EncoderDecoder, TransformerConfig, build_model
-from .training import (LabelSmoothing, TrainState, batch_loss, load_checkpoint, paper_optimizer,
-                                            read_checkpoint, train, write_checkpoint)
+from .training import (SINGLE, LabelSmoothing, Processes, TrainState, batch_loss, load_checkpoint,
+                                            paper_optimizer, read_checkpoint, train, write_checkpoint)
 
 # %% ../nbs/05_multi30k.ipynb #93974d7d
 @dataclass(frozen=True)
@@ -246,29 +246,37 @@ def train_translator(
     keep:int=5, # weight snapshots to keep
     device:torch.device|None=None, # default: a GPU if there is one
     progress:bool=True, # a progress bar per run (the snapshot lines are printed either way)
+    processes:Processes=SINGLE, # with others, from the distributed notebook: each process calls this
 )->TrainState: # the finished run: `records` per update, `evals` per snapshot
     "Train a Transformer following `recipe` on the corpus `load_split` reads, with checkpoints in `out`."
-    out, device = Path(out), device or default_device()
+    out, device, main = Path(out), device or processes.device or default_device(), processes.is_main
     recipe, saved = run_recipe(out, recipe, resume)
+    processes.barrier()  # every process has seen `out` as it was, before any writes to it
     torch.manual_seed(recipe.seed)
-    data = prepare_data(recipe, {split: load_split(split, recipe.src_lang, recipe.tgt_lang) for split in ("train", "val")}, saved)
-    if data.dropped: print(f"dropped {data.dropped} training pairs longer than {recipe.max_len} tokens")
+    pairs = {split: load_split(split, recipe.src_lang, recipe.tgt_lang) for split in ("train", "val")}
+    learned = ParallelData(*learn_vocabularies(recipe, pairs["train"]), {}, 0).checkpoint_data() if main and not saved else None
+    data = prepare_data(recipe, pairs, saved or processes.broadcast(learned))  # one vocabulary for all processes
     model = translation_model(recipe, data).to(device)
     optimizer, scheduler = paper_optimizer(model, recipe.d_model, recipe.factor, recipe.warmup)
-    state = load_checkpoint(out / "last.pt", model, optimizer, scheduler, device) if saved else TrainState()
+    state = (load_checkpoint(out / "last.pt", model, optimizer, scheduler, device, processes.rank, processes.world_size)
+             if saved else TrainState())
     autocast = autocast_dtype(recipe.precision, device)
     extra = dict(recipe=asdict(recipe), **data.checkpoint_data())
-    train_loader = batch_loader(*data.splits["train"], recipe.max_tokens, shuffle=True, seed=recipe.seed)
+    train_loader = processes.shard(batch_loader(*data.splits["train"], recipe.max_tokens, shuffle=True, seed=recipe.seed))
     val_loader = batch_loader(*data.splits["val"], recipe.max_tokens, shuffle=False)
     until = " or ".join(f"{n:,} {unit}" for n, unit in ((recipe.epochs, "epochs"), (recipe.steps, "updates")) if n)
-    print(f"{sum(p.numel() for p in model.parameters()):,} parameters, vocabularies {len(data.src_vocab):,} / "
-          f"{len(data.tgt_vocab):,}, {len(train_loader)} batches per epoch, {recipe.accum} per update, on {device}"
-          f"{' with bfloat16 autocast' if autocast else ''}; from epoch {state.epoch}, update {state.step}, to {until}")
-    on_epoch_end, on_update = _snapshot_hooks(out, recipe, model, val_loader, autocast, extra, keep)
+    if main: print(f"{sum(p.numel() for p in model.parameters()):,} parameters, vocabularies {len(data.src_vocab):,} / "
+                   f"{len(data.tgt_vocab):,}, {len(train_loader)} batches per epoch, {recipe.accum} per update, "
+                   f"{processes.world_size} process(es), on {device}{' with bfloat16 autocast' if autocast else ''}; "
+                   f"from epoch {state.epoch}, update {state.step}, to {until}"
+                   + (f" ({data.dropped} training pairs over {recipe.max_len} tokens dropped)" if data.dropped else ""))
+    on_epoch_end, on_update = _snapshot_hooks(out, recipe, model, val_loader, autocast, extra, keep) if main else (None, None)
     out.mkdir(parents=True, exist_ok=True)
     train(model, _epoch_batches(train_loader), LabelSmoothing(len(data.tgt_vocab), PAD, recipe.eps_ls), optimizer,
           scheduler, recipe.epochs or None, recipe.steps or None, state, recipe.accum, checkpoint=out / "last.pt",
-          checkpoint_every=100, extra=extra, on_epoch_end=on_epoch_end, on_update=on_update, autocast=autocast, progress=progress)
+          checkpoint_every=100, extra=extra, on_epoch_end=on_epoch_end, on_update=on_update, autocast=autocast,
+          progress=progress, processes=processes)
+    processes.barrier()  # the main process has written the last checkpoint
     return state
 
 def train_multi30k(
@@ -279,10 +287,11 @@ def train_multi30k(
     keep:int=5, # weight snapshots to keep
     device:torch.device|None=None, # default: a GPU if there is one
     progress:bool=True, # a progress bar per run
+    processes:Processes=SINGLE, # see `train_translator`
 )->TrainState:
     "`train_translator` on Multi30k: German→English unless the recipe says otherwise."
     return train_translator(out, lambda split, src, tgt: load_multi30k(split, data_dir, src, tgt),
-                            recipe or (None if resume else MULTI30K), resume, keep, device, progress)
+                            recipe or (None if resume else MULTI30K), resume, keep, device, progress, processes)
 
 # %% ../nbs/05_multi30k.ipynb #30971da2
 Search = Callable[[EncoderDecoder, torch.Tensor, torch.Tensor], torch.Tensor] # (model, src, src_mask) -> ids (batch, T) from <s>

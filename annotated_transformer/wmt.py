@@ -20,7 +20,7 @@ import torch
 from .data import find_corpus_file, read_parallel
 from .decoding import BeamSearch, average_checkpoints, last_checkpoints
 from .multi30k import Recipe, Translator, evaluate_pairs, train_translator
-from .training import TrainState, write_checkpoint
+from .training import SINGLE, Processes, TrainState, write_checkpoint
 
 # %% ../nbs/08_wmt.ipynb #47e8f1d0
 WMT14_FILES = {"train": "train", "val": "newstest2013", "test": "newstest2014"} # split -> file stem, one file per language
@@ -82,10 +82,11 @@ def train_wmt14(
     keep:int=5, # weight snapshots to keep
     device:torch.device|None=None, # default: a GPU if there is one
     progress:bool=True, # a progress bar
+    processes:Processes=SINGLE, # see `train_translator`
 )->TrainState:
     "`train_translator` on WMT 2014: English→German unless the recipe says otherwise."
     return train_translator(out, lambda split, src, tgt: load_wmt14(split, data_dir, src, tgt),
-                            recipe or (None if resume else WMT14), resume, keep, device, progress)
+                            recipe or (None if resume else WMT14), resume, keep, device, progress, processes)
 
 # %% ../nbs/08_wmt.ipynb #cdc85e4c
 def evaluate_wmt14(
