@@ -10,7 +10,7 @@ __all__ = ['SPECIALS', 'BOS', 'EOS', 'PAD', 'UNK', 'MULTI30K_URL', 'MULTI30K_SPL
            'read_lines', 'read_parallel', 'load_multi30k', 'encode_pairs', 'train_bpe', 'BPETokenizer',
            'TokenBudgetSampler', 'padding_fraction', 'collate', 'PairDataset', 'batch_loader']
 
-# %% ../nbs/04_data.ipynb #96163326
+# %% ../nbs/04_data.ipynb #83c87288
 import gzip
 import hashlib
 import json
@@ -32,7 +32,7 @@ from tqdm.auto import tqdm
 
 from .training import Batch
 
-# %% ../nbs/04_data.ipynb #36c301df
+# %% ../nbs/04_data.ipynb #453434f1
 _REJOIN = [(re.compile(r"(?<=\w) - (?=\w)"), "-"), (re.compile(r"(?<=\w) n't\b"), "n't")] # spaCy splits, Moses keeps apart
 
 class Tokenizer:
@@ -60,7 +60,7 @@ class Tokenizer:
 
     def __repr__(self): return f"Tokenizer({self.lang!r})"
 
-# %% ../nbs/04_data.ipynb #e67bc5ab
+# %% ../nbs/04_data.ipynb #d16e2205
 SPECIALS = ("<s>", "</s>", "<blank>", "<unk>") # their ids are their positions
 BOS, EOS, PAD, UNK = range(len(SPECIALS))
 
@@ -111,7 +111,7 @@ class Vocab:
         "A vocabulary written by `save`."
         return cls(json.loads(Path(path).read_text(encoding="utf-8")))
 
-# %% ../nbs/04_data.ipynb #d1e1bba2
+# %% ../nbs/04_data.ipynb #f7ab59d0
 MULTI30K_URL = "https://github.com/multi30k/dataset/raw/master/data/task1/raw/" # the dataset's own repository
 MULTI30K_SPLITS = ("train", "val", "test_2016_flickr")
 MULTI30K_SHA256 = { # of the gzipped files, as the dataset publishes them
@@ -123,7 +123,7 @@ MULTI30K_SHA256 = { # of the gzipped files, as the dataset publishes them
     "test_2016_flickr.en.gz": "611d361c6334bc7246101d48097c13cf5c4413c5befc793cc629934359d532d9",
 }
 
-# %% ../nbs/04_data.ipynb #dfa451a5
+# %% ../nbs/04_data.ipynb #56c7f945
 def cache_dir()->Path:
     "Where downloads are kept: $ANNOTATED_TRANSFORMER_CACHE, else ~/.cache/annotated-transformer."
     return Path(os.environ.get("ANNOTATED_TRANSFORMER_CACHE", Path.home() / ".cache" / "annotated-transformer"))
@@ -141,7 +141,7 @@ def verify(path:Path, expected:str):
         raise ValueError(f"Checksum mismatch for {path}: SHA-256 is {actual}, expected {expected}. "
                          "The file is damaged or not the published one; delete it and download it again.")
 
-# %% ../nbs/04_data.ipynb #47011be9
+# %% ../nbs/04_data.ipynb #469eb870
 def download(
     url:str, # what to fetch
     path:str|Path, # where to keep it
@@ -167,7 +167,7 @@ def download(
     os.replace(tmp.name, path)
     return path
 
-# %% ../nbs/04_data.ipynb #81f25cc1
+# %% ../nbs/04_data.ipynb #6df15d31
 MULTI30K_FILES = (f"Multi30k needs, for each split in {MULTI30K_SPLITS}, SPLIT.de and SPLIT.en (gzipped or not). "
                   "Pass another directory (--data-dir), set MULTI30K_DIR, or leave both unset to download the files.")
 
@@ -196,7 +196,7 @@ def multi30k_dir(
         if not (directory / name).is_file(): download(url + name, directory / name, expected, progress)
     return directory
 
-# %% ../nbs/04_data.ipynb #705e7abc
+# %% ../nbs/04_data.ipynb #07d49176
 def read_lines(
     path:str|Path, # gzipped if the name ends in .gz
     expected_sha256:str|None=None, # checked first, when given
@@ -226,7 +226,7 @@ def _numbers(numbers:Sequence[int], limit:int=10)->str:
     text = ", ".join(map(str, numbers[:limit]))
     return text + (f" and {len(numbers) - limit} more" if len(numbers) > limit else "")
 
-# %% ../nbs/04_data.ipynb #c4ad5b7f
+# %% ../nbs/04_data.ipynb #2c1814e4
 def read_parallel(
     src_path:str|Path, # one sentence a line
     tgt_path:str|Path, # its translation, line for line
@@ -254,7 +254,7 @@ def load_multi30k(
     src, tgt = (find_corpus_file(directory, f"{split}.{lang}") for lang in (src_lang, tgt_lang))
     return read_parallel(src, tgt, MULTI30K_SHA256.get(src.name), MULTI30K_SHA256.get(tgt.name))
 
-# %% ../nbs/04_data.ipynb #34f9e4de
+# %% ../nbs/04_data.ipynb #b8f8f1ad
 def encode_pairs(
     pairs:Sequence[tuple[str, str]], # (source, target) sentences
     src_tok:Tokenizer, tgt_tok:Tokenizer,
@@ -268,7 +268,7 @@ def encode_pairs(
     keep = [i for i in range(len(src)) if len(src[i]) <= max_len and len(tgt[i]) <= max_len]
     return [src[i] for i in keep], [tgt[i] for i in keep], len(src) - len(keep)
 
-# %% ../nbs/04_data.ipynb #078f91a8
+# %% ../nbs/04_data.ipynb #7d7cccf5
 def train_bpe(
     texts:Iterable[str], # training sentences, of both languages for a shared vocabulary
     vocab_size:int=8000, # pieces, the four specials included
@@ -287,7 +287,7 @@ def train_bpe(
                          "Ask for a smaller vocab_size, or give more text.") from e
     return model.getvalue()
 
-# %% ../nbs/04_data.ipynb #74b8f9a6
+# %% ../nbs/04_data.ipynb #79540a2e
 class BPETokenizer:
     "Subword pieces of a byte-pair encoding (§5.1), and the way back to text; one model can serve both languages."
     def __init__(self,
@@ -307,7 +307,7 @@ class BPETokenizer:
 
     def __repr__(self): return f"BPETokenizer({self.lang!r}, {self.sp.get_piece_size()} pieces)"
 
-# %% ../nbs/04_data.ipynb #6f420846
+# %% ../nbs/04_data.ipynb #3bd49b51
 class TokenBudgetSampler(Sampler):
     "Batches of sentences of similar length, at most `max_tokens` padded tokens per side, in shuffled order."
     def __init__(self,
@@ -364,7 +364,7 @@ def padding_fraction(
             padded += len(batch) * max(side[i] for i in batch)
     return 1 - real / padded
 
-# %% ../nbs/04_data.ipynb #5448139e
+# %% ../nbs/04_data.ipynb #06f3dcc7
 def collate(
     pairs:Sequence[tuple[Sequence[int], Sequence[int]]], # (source ids, target ids) of one batch
     pad:int=PAD,
@@ -393,4 +393,6 @@ def batch_loader(
 )->DataLoader:
     "A DataLoader of `Batch`es under a token budget; call `.batch_sampler.set_epoch(epoch)` before each epoch."
     sampler = TokenBudgetSampler([len(s) for s in src], [len(t) for t in tgt], max_tokens, shuffle, seed)
-    return DataLoader(PairDataset(src, tgt), batch_sampler=sampler, collate_fn=collate)
+    # A generator of its own: each new iterator draws a seed from it, and drawing from the global one would change
+    # the dropout of a resumed run, which starts a new iterator where an uninterrupted run does not.
+    return DataLoader(PairDataset(src, tgt), batch_sampler=sampler, collate_fn=collate, generator=torch.Generator())

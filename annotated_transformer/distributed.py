@@ -7,7 +7,7 @@ Docs: https://annotated-transformer.github.io/annotated-transformer/distributed.
 # %% auto #0
 __all__ = ['ShardedBatches', 'DistributedProcesses', 'init_processes', 'distributed', 'launch']
 
-# %% ../nbs/07_distributed.ipynb #14226fa3
+# %% ../nbs/07_distributed.ipynb #c8d14c5c
 import contextlib
 import os
 import socket
@@ -23,7 +23,7 @@ from torch.utils.data import DataLoader, Sampler
 from .data import TokenBudgetSampler
 from .training import SINGLE, Processes
 
-# %% ../nbs/07_distributed.ipynb #ce18f9d4
+# %% ../nbs/07_distributed.ipynb #c36defd9
 class ShardedBatches(Sampler):
     "One process's share of a batch sampler's batches: every `world_size`-th, from the `rank`-th."
     def __init__(self,
@@ -42,7 +42,7 @@ class ShardedBatches(Sampler):
     def __iter__(self)->Iterator[list[int]]: return iter(self.batches(self.sampler.epoch))
     def __len__(self)->int: return len(self.sampler.batches(0)) // self.world_size
 
-# %% ../nbs/07_distributed.ipynb #ad42dfbc
+# %% ../nbs/07_distributed.ipynb #11894b78
 class DistributedProcesses(Processes):
     "The processes of a `torch.distributed` group, one device each, seen from one of them."
     def __init__(self, rank:int, world_size:int, device:torch.device):
@@ -72,9 +72,9 @@ class DistributedProcesses(Processes):
 
     def shard(self, loader:DataLoader)->DataLoader:
         return DataLoader(loader.dataset, batch_sampler=ShardedBatches(loader.batch_sampler, self.rank, self.world_size),
-                          collate_fn=loader.collate_fn)
+                          collate_fn=loader.collate_fn, generator=loader.generator)
 
-# %% ../nbs/07_distributed.ipynb #f2285c69
+# %% ../nbs/07_distributed.ipynb #6910c12f
 def init_processes(
     backend:str|None=None, # "nccl" or "gloo"; default: NCCL where there are GPUs, else gloo
 )->Processes:
@@ -97,7 +97,7 @@ def distributed(backend:str|None=None):
     finally:
         if dist.is_initialized(): dist.destroy_process_group()
 
-# %% ../nbs/07_distributed.ipynb #0e3d8842
+# %% ../nbs/07_distributed.ipynb #d9419288
 def _free_port()->int:
     "A TCP port that no one on this machine listens on now."
     with socket.socket() as s:
