@@ -6,10 +6,10 @@ Docs: https://annotated-transformer.github.io/annotated-transformer/multi30k.htm
 
 # %% auto #0
 __all__ = ['VOCABULARIES', 'MULTI30K', 'PRECISIONS', 'SNAPSHOT_KINDS', 'RESUMABLE', 'Search', 'Recipe', 'autocast_dtype',
-           'default_device', 'learn_vocabularies', 'saved_vocabularies', 'ParallelData', 'prepare_data',
-           'prepare_multi30k', 'translation_model', 'mean_loss', 'snapshot_files', 'save_weights', 'run_recipe',
-           'train_translator', 'train_multi30k', 'greedy_search', 'Translator', 'bleu_scores', 'evaluate_pairs',
-           'evaluate']
+           'default_device', 'learn_vocabularies', 'vocabulary_data', 'saved_vocabularies', 'ParallelData',
+           'prepare_data', 'prepare_multi30k', 'translation_model', 'mean_loss', 'snapshot_files', 'save_weights',
+           'run_recipe', 'train_translator', 'train_multi30k', 'greedy_search', 'Translator', 'bleu_scores',
+           'evaluate_pairs', 'evaluate']
 
 # %% ../nbs/05_multi30k.ipynb #ba0a7f0a
 import math
@@ -98,8 +98,13 @@ def learn_vocabularies(
     vocabs = (Vocab.build(tok.tokenize_all(pair[i] for pair in train_pairs), recipe.min_freq) for i, tok in enumerate((src_tok, tgt_tok)))
     return src_tok, tgt_tok, *vocabs
 
+def vocabulary_data(src_tok:Tokenizer|BPETokenizer, tgt_tok:Tokenizer|BPETokenizer, src_vocab:Vocab, tgt_vocab:Vocab)->dict:
+    "What a checkpoint needs to rebuild the tokenizers and vocabularies (see `saved_vocabularies`): plain data only."
+    bpe = dict(bpe=src_tok.model) if isinstance(src_tok, BPETokenizer) else {}
+    return dict(vocabs=dict(src=src_vocab.itos, tgt=tgt_vocab.itos), langs=dict(src=src_tok.lang, tgt=tgt_tok.lang), **bpe)
+
 def saved_vocabularies(saved:dict)->tuple: # source and target tokenizer, source and target vocabulary
-    "The tokenizers and vocabularies a checkpoint holds, as `ParallelData.checkpoint_data` stored them."
+    "The tokenizers and vocabularies a checkpoint holds, as `vocabulary_data` stored them."
     langs, vocabs = saved["langs"], saved["vocabs"]
     make = (lambda lang: BPETokenizer(saved["bpe"], lang)) if saved.get("bpe") else Tokenizer
     return make(langs["src"]), make(langs["tgt"]), Vocab(vocabs["src"]), Vocab(vocabs["tgt"])
@@ -116,10 +121,8 @@ class ParallelData:
     dropped:int # training pairs over max_len
 
     def checkpoint_data(self)->dict:
-        "What a checkpoint needs to rebuild the tokenizers and vocabularies (see `saved_vocabularies`)."
-        bpe = dict(bpe=self.src_tok.model) if isinstance(self.src_tok, BPETokenizer) else {}
-        return dict(vocabs=dict(src=self.src_vocab.itos, tgt=self.tgt_vocab.itos),
-                    langs=dict(src=self.src_tok.lang, tgt=self.tgt_tok.lang), **bpe)
+        "What a checkpoint needs to rebuild the tokenizers and vocabularies: `vocabulary_data` of this corpus's."
+        return vocabulary_data(self.src_tok, self.tgt_tok, self.src_vocab, self.tgt_vocab)
 
 def prepare_data(
     recipe:Recipe,
@@ -254,7 +257,7 @@ def train_translator(
     processes.barrier()  # every process has seen `out` as it was, before any writes to it
     torch.manual_seed(recipe.seed)
     pairs = {split: load_split(split, recipe.src_lang, recipe.tgt_lang) for split in ("train", "val")}
-    learned = ParallelData(*learn_vocabularies(recipe, pairs["train"]), {}, 0).checkpoint_data() if main and not saved else None
+    learned = vocabulary_data(*learn_vocabularies(recipe, pairs["train"])) if main and not saved else None
     data = prepare_data(recipe, pairs, saved or processes.broadcast(learned))  # one vocabulary for all processes
     model = translation_model(recipe, data).to(device)
     optimizer, scheduler = paper_optimizer(model, recipe.d_model, recipe.factor, recipe.warmup)
