@@ -9,7 +9,7 @@ __all__ = ['SublayerConnection', 'PositionwiseFeedForward', 'EncoderLayer', 'Lay
            'Embeddings', 'Generator', 'PositionalEncoding', 'LearnedPositionalEncoding', 'EncoderDecoder',
            'TransformerConfig', 'build_model', 'make_model']
 
-# %% ../nbs/01_model.ipynb #4004373c
+# %% ../nbs/01_model.ipynb #514a0207
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -20,7 +20,7 @@ from torch import Tensor, nn
 
 from .attention import MultiHeadedAttention
 
-# %% ../nbs/01_model.ipynb #a0cde666
+# %% ../nbs/01_model.ipynb #23a161cd
 class SublayerConnection(nn.Module):
     "A residual connection around a sub-layer, with dropout and layer norm (§3.1, §5.4)."
     def __init__(self,
@@ -38,7 +38,7 @@ class SublayerConnection(nn.Module):
         if self.norm_first: return x + self.dropout(sublayer(self.norm(x)))  # pre-norm
         return self.norm(x + self.dropout(sublayer(x)))  # §3.1: LayerNorm(x + Dropout(Sublayer(x)))
 
-# %% ../nbs/01_model.ipynb #76207e2c
+# %% ../nbs/01_model.ipynb #84ad0f3f
 class PositionwiseFeedForward(nn.Module):
     "FFN(x) = max(0, x W_1 + b_1) W_2 + b_2, Eq. (2), applied at every position."
     def __init__(self,
@@ -52,7 +52,7 @@ class PositionwiseFeedForward(nn.Module):
     def forward(self, x:Tensor)->Tensor: # (batch, T, d_model) -> (batch, T, d_model)
         return self.w_2(self.dropout(self.w_1(x).relu()))  # Eq. (2); the hidden layer is (batch, T, d_ff)
 
-# %% ../nbs/01_model.ipynb #bc7c1028
+# %% ../nbs/01_model.ipynb #c7932382
 class EncoderLayer(nn.Module):
     "One encoder layer (§3.1): self-attention, then the feed-forward network."
     def __init__(self,
@@ -74,7 +74,7 @@ class EncoderLayer(nn.Module):
         x = self.sublayer[0](x, lambda x: self.self_attn(x, x, x, mask))
         return self.sublayer[1](x, self.feed_forward)
 
-# %% ../nbs/01_model.ipynb #b0d3f326
+# %% ../nbs/01_model.ipynb #be02ddd7
 class LayerStack(nn.Module):
     "`N` identical layers of type `layer_type` (§3.1), plus a final layer norm in a pre-norm stack."
     layer_type:type[nn.Module] # set by each subclass: EncoderLayer or DecoderLayer
@@ -91,7 +91,7 @@ class LayerStack(nn.Module):
         self.layers = nn.ModuleList(self.layer_type(d_model, h, d_ff, dropout, norm_first) for _ in range(N))
         self.norm = nn.LayerNorm(d_model) if norm_first else nn.Identity()
 
-# %% ../nbs/01_model.ipynb #533217b1
+# %% ../nbs/01_model.ipynb #a92c3d44
 class Encoder(LayerStack):
     "A stack of `N` encoder layers (§3.1)."
     layer_type = EncoderLayer
@@ -103,7 +103,7 @@ class Encoder(LayerStack):
         for layer in self.layers: x = layer(x, mask)
         return self.norm(x)
 
-# %% ../nbs/01_model.ipynb #6684f2f2
+# %% ../nbs/01_model.ipynb #cbbbcd67
 class DecoderLayer(nn.Module):
     "One decoder layer (§3.1): masked self-attention, attention over the encoder output, feed-forward."
     def __init__(self,
@@ -129,7 +129,7 @@ class DecoderLayer(nn.Module):
         x = self.sublayer[1](x, lambda x: self.src_attn(x, memory, memory, src_mask))
         return self.sublayer[2](x, self.feed_forward)
 
-# %% ../nbs/01_model.ipynb #bbf02950
+# %% ../nbs/01_model.ipynb #0b91522b
 class Decoder(LayerStack):
     "A stack of `N` decoder layers (§3.1)."
     layer_type = DecoderLayer
@@ -143,7 +143,7 @@ class Decoder(LayerStack):
         for layer in self.layers: x = layer(x, memory, src_mask, tgt_mask)
         return self.norm(x)
 
-# %% ../nbs/01_model.ipynb #c830242c
+# %% ../nbs/01_model.ipynb #9548e084
 class Embeddings(nn.Module):
     "Token embeddings scaled by sqrt(d_model) (§3.4)."
     def __init__(self,
@@ -156,7 +156,7 @@ class Embeddings(nn.Module):
     def forward(self, x:Tensor)->Tensor: # (batch, T) token ids -> (batch, T, d_model)
         return self.lut(x) * math.sqrt(self.d_model)
 
-# %% ../nbs/01_model.ipynb #a63bdadb
+# %% ../nbs/01_model.ipynb #1e7c44bb
 class Generator(nn.Module):
     "The pre-softmax linear transformation and the softmax (§3.4), as log-probabilities."
     def __init__(self,
@@ -169,14 +169,14 @@ class Generator(nn.Module):
     def forward(self, x:Tensor)->Tensor: # (batch, T, d_model) -> (batch, T, vocab)
         return F.log_softmax(self.proj(x), dim=-1)
 
-# %% ../nbs/01_model.ipynb #50500f7b
+# %% ../nbs/01_model.ipynb #8e27844e
 def _check_length(T:int, max_len:int):
     "Refuse sequences longer than the positional table, with the remedy in the message."
     if T > max_len:
         raise ValueError(f"Sequence of length {T} is longer than max_len={max_len} positions. "
                          "Build the model with a larger max_len, or split or drop the long sentences.")
 
-# %% ../nbs/01_model.ipynb #ee434c62
+# %% ../nbs/01_model.ipynb #236e8ec4
 class PositionalEncoding(nn.Module):
     "Add the sinusoidal positional encoding of §3.5 to the embeddings, then dropout (§5.4)."
     def __init__(self,
@@ -197,7 +197,7 @@ class PositionalEncoding(nn.Module):
         _check_length(x.size(1), self.pe.size(1))
         return self.dropout(x + self.pe[:, :x.size(1)])
 
-# %% ../nbs/01_model.ipynb #09649f8a
+# %% ../nbs/01_model.ipynb #809eef17
 class LearnedPositionalEncoding(nn.Module):
     "Add a learned embedding of each position (Table 3 row E), then dropout."
     def __init__(self,
@@ -212,7 +212,7 @@ class LearnedPositionalEncoding(nn.Module):
         _check_length(x.size(1), self.pe.num_embeddings)
         return self.dropout(x + self.pe.weight[:x.size(1)])  # (batch, T, d_model) + (T, d_model)
 
-# %% ../nbs/01_model.ipynb #53199a94
+# %% ../nbs/01_model.ipynb #f84dbd96
 class EncoderDecoder(nn.Module):
     "The Transformer: an encoder, a decoder, their embeddings and the output layer (§3)."
     def __init__(self,
@@ -235,7 +235,7 @@ class EncoderDecoder(nn.Module):
     def forward(self, src:Tensor, tgt:Tensor, src_mask:Tensor, tgt_mask:Tensor)->Tensor: # -> (batch, T_tgt, d_model)
         return self.decode(self.encode(src, src_mask), src_mask, tgt, tgt_mask)
 
-# %% ../nbs/01_model.ipynb #c8a029f2
+# %% ../nbs/01_model.ipynb #20b0f998
 @dataclass(frozen=True)
 class TransformerConfig:
     "Every hyper-parameter of the model; the defaults are the paper's base model (Table 3)."
@@ -267,7 +267,7 @@ class TransformerConfig:
     def big(cls, src_vocab:int, tgt_vocab:int, **changes):
         return cls(src_vocab, tgt_vocab, **{**dict(d_model=1024, d_ff=4096, h=16, dropout=0.3), **changes})
 
-# %% ../nbs/01_model.ipynb #a1ebda0a
+# %% ../nbs/01_model.ipynb #7304b8aa
 def build_model(config:TransformerConfig)->EncoderDecoder:
     "The Transformer described by `config`, with shared weights (§3.4) and Glorot-initialised matrices."
     c = config
@@ -285,7 +285,7 @@ def build_model(config:TransformerConfig)->EncoderDecoder:
     model.config = c
     return model
 
-# %% ../nbs/01_model.ipynb #ec07d5df
+# %% ../nbs/01_model.ipynb #b665e150
 def make_model(
     src_vocab:int, # source vocabulary size
     tgt_vocab:int, # target vocabulary size

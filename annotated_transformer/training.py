@@ -9,7 +9,7 @@ __all__ = ['SINGLE', 'Batch', 'rate', 'paper_optimizer', 'LabelSmoothing', 'batc
            'set_rng_states', 'write_checkpoint', 'save_checkpoint', 'read_checkpoint', 'load_checkpoint', 'Processes',
            'train']
 
-# %% ../nbs/02_training.ipynb #6ec5fc4e
+# %% ../nbs/02_training.ipynb #00c19f82
 import contextlib
 import math
 import os
@@ -27,7 +27,7 @@ from tqdm.auto import tqdm
 from .attention import padding_mask, subsequent_mask
 from .model import EncoderDecoder
 
-# %% ../nbs/02_training.ipynb #1cdeb303
+# %% ../nbs/02_training.ipynb #494d5090
 class Batch:
     "Source and target token ids with their masks, the shifted target and its token count."
     def __init__(self,
@@ -46,7 +46,7 @@ class Batch:
         "This batch on `device`."
         return Batch(self.src.to(device), torch.cat([self.tgt[:, :1], self.tgt_y], 1).to(device), self.pad)
 
-# %% ../nbs/02_training.ipynb #1f263cf5
+# %% ../nbs/02_training.ipynb #1977ddcf
 def rate(
     step:int, # optimizer updates done so far (LambdaLR starts at 0)
     model_size:int, # d_model
@@ -57,7 +57,7 @@ def rate(
     step = max(step, 1)
     return factor * model_size ** -0.5 * min(step ** -0.5, step * warmup ** -1.5)  # Eq. (3)
 
-# %% ../nbs/02_training.ipynb #6b73e1a2
+# %% ../nbs/02_training.ipynb #d7bb820c
 def paper_optimizer(
     model:nn.Module, # the model to train
     d_model:int, # model width, for Eq. (3)
@@ -69,7 +69,7 @@ def paper_optimizer(
     scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda step: rate(step, d_model, factor, warmup))
     return optimizer, scheduler
 
-# %% ../nbs/02_training.ipynb #1ffc82be
+# %% ../nbs/02_training.ipynb #ee4e64d7
 class LabelSmoothing(nn.Module):
     "KL divergence against label-smoothed targets (§5.4), summed over the non-padding tokens."
     def __init__(self,
@@ -99,7 +99,7 @@ class LabelSmoothing(nn.Module):
         per_token = entropy_term - (1 - eps) * x_correct - spread * x_others
         return per_token.masked_fill(target == self.padding_idx, 0.0).sum()
 
-# %% ../nbs/02_training.ipynb #fd3f376c
+# %% ../nbs/02_training.ipynb #c4e2fea7
 def batch_loss(
     model:EncoderDecoder, # the model
     criterion:nn.Module, # e.g. LabelSmoothing; sums over tokens
@@ -110,7 +110,7 @@ def batch_loss(
     log_probs = getattr(model, "module", model).generator(out)  # (batch, T_tgt, vocab); `.module`: wrapped for many processes
     return criterion(log_probs.reshape(-1, log_probs.size(-1)), batch.tgt_y.reshape(-1))  # over (batch * T_tgt) rows
 
-# %% ../nbs/02_training.ipynb #0e8add3b
+# %% ../nbs/02_training.ipynb #eaaaa5f6
 @dataclass
 class TrainState:
     "Where a training run is: enough, with the weights and optimizer, to resume it exactly."
@@ -122,7 +122,7 @@ class TrainState:
     records:list[dict]=field(default_factory=list) # one row per update: the run's history
     evals:list[dict]=field(default_factory=list) # what `on_epoch_end` and `on_update` returned, with epoch and step
 
-# %% ../nbs/02_training.ipynb #3f16c4f6
+# %% ../nbs/02_training.ipynb #caf0b548
 def rng_states()->dict:
     "The states of Python's and PyTorch's random number generators (CPU and every GPU)."
     return dict(python=random.getstate(), torch=torch.get_rng_state(),
@@ -134,7 +134,7 @@ def set_rng_states(states:dict):
     torch.set_rng_state(states["torch"])
     if states["cuda"] and torch.cuda.is_available(): torch.cuda.set_rng_state_all(states["cuda"])
 
-# %% ../nbs/02_training.ipynb #28d70282
+# %% ../nbs/02_training.ipynb #7eedd5f2
 def write_checkpoint(
     path:str|Path, # where to write; the parent directory is created
     contents:dict, # tensors and plain data
@@ -146,7 +146,7 @@ def write_checkpoint(
     torch.save(contents, tmp)
     os.replace(tmp, path)
 
-# %% ../nbs/02_training.ipynb #5da63c2d
+# %% ../nbs/02_training.ipynb #08cdabb1
 def save_checkpoint(
     path:str|Path, # where to write; the parent directory is created
     model:nn.Module, # its `config`, if it has one (as `make_model` gives), is saved too
@@ -162,7 +162,7 @@ def save_checkpoint(
                                 train_state=asdict(state), rng=rng_states() if rng is None else rng,
                                 config=asdict(config) if config else None, **extra))
 
-# %% ../nbs/02_training.ipynb #7d6a35ff
+# %% ../nbs/02_training.ipynb #690c6019
 def read_checkpoint(
     path:str|Path, # a file written by `save_checkpoint`
     map_location:str|torch.device="cpu", # where to put the tensors
@@ -175,7 +175,7 @@ def read_checkpoint(
         raise ValueError(f"Could not read the checkpoint {path} ({e}). It may be truncated or not a checkpoint "
                          "of this project; an earlier checkpoint of the run may still be intact.") from e
 
-# %% ../nbs/02_training.ipynb #787bbcbc
+# %% ../nbs/02_training.ipynb #082231e8
 def load_checkpoint(
     path:str|Path, # a file written by `save_checkpoint`
     model:nn.Module, # receives the weights
@@ -198,7 +198,7 @@ def load_checkpoint(
         set_rng_states(rng[rank] if isinstance(rng, list) else rng)
     return TrainState(**checkpoint["train_state"])
 
-# %% ../nbs/02_training.ipynb #c6c8f0ea
+# %% ../nbs/02_training.ipynb #fd411627
 class Processes:
     "The processes that train one model together; this one is a single process, which needs no communication."
     rank, world_size = 0, 1
@@ -216,13 +216,13 @@ class Processes:
 
 SINGLE = Processes()
 
-# %% ../nbs/02_training.ipynb #2ae77d05
+# %% ../nbs/02_training.ipynb #07d85bcd
 def _record(state:TrainState, loss_sum:float, tokens:int, lr:float, seconds:float, elapsed:float)->dict:
     "One row of the training history, for the update just made."
     return dict(step=state.step, epoch=state.epoch, loss=loss_sum / max(tokens, 1), lr=lr, tokens=tokens,
                 tokens_per_s=tokens / max(seconds, 1e-9), elapsed_s=elapsed)
 
-# %% ../nbs/02_training.ipynb #5ca8d57d
+# %% ../nbs/02_training.ipynb #aff35010
 def train(
     model:EncoderDecoder, # trained in place
     make_batches:Callable[[int], Iterable[Batch]], # the batches of an epoch, the same on every call
