@@ -1,6 +1,7 @@
 # The project's commands. Everything runs in a virtual environment, $(VENV), made on first use.
 #   make demo    set up, train the copy-task model, print examples and its accuracy
 #   make test    the test command: every notebook under nbdev-test, then pytest tests/
+#   make docs    the website, from the notebooks, into _docs/ (offline; no Quarto needed)
 VENV ?= .venv
 BIN := $(VENV)/bin
 # PyTorch is installed first and on its own: a plain `torch` requirement would pull a multi-GB CUDA
@@ -9,7 +10,7 @@ TORCH_REQUIREMENT ?= torch==2.13.0
 TORCH_INDEX ?=
 NB_FLAGS ?= slow
 
-.PHONY: install demo export clean-nbs readme sync test test-slow
+.PHONY: install demo export clean-nbs readme sync test test-slow docs
 
 $(BIN)/python:
 	python3 -m venv $(VENV)
@@ -19,8 +20,8 @@ $(VENV)/.package: pyproject.toml | $(BIN)/python  # PyTorch, then the package (e
 	$(BIN)/python -m pip install -q -e .
 	touch $@
 
-$(VENV)/.dev: $(VENV)/.package  # nbdev, Jupyter, pytest and the charting packages
-	$(BIN)/python -m pip install -q -e ".[dev]"
+$(VENV)/.dev: $(VENV)/.package  # nbdev, Jupyter, pytest, the charting packages and the website's tools
+	$(BIN)/python -m pip install -q -e ".[dev,docs]"
 	touch $@
 
 install: $(VENV)/.dev  ## everything needed to run the notebooks and the tests
@@ -38,6 +39,9 @@ readme: $(VENV)/.dev  ## regenerate README.md from nbs/index.ipynb
 	$(BIN)/python tools/make_readme.py
 
 sync: export clean-nbs readme  ## everything generated from the notebooks, regenerated
+
+docs: $(VENV)/.dev  ## the website into _docs/: open _docs/index.html, or serve it with python -m http.server -d _docs
+	$(BIN)/python tools/build_docs.py
 
 test: $(VENV)/.dev  ## every notebook under nbdev-test, then tests/ (each notebook again in a real Jupyter kernel)
 	$(BIN)/nbdev-test --n-workers 2

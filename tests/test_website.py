@@ -1,0 +1,236 @@
+"""The website in a real browser: build it as `make docs` does, serve it, and open every page in headless
+Chromium (Debian's `chromium`, driven by Playwright). A page fails on a console error, a failed or
+off-site request (the site must work offline), or a broken internal link; the math must be typeset,
+every chart visible, and search must find `MultiHeadedAttention`. A failing page's screenshot is saved
+in tests/artifacts/website/ (set WEBSITE_SCREENSHOTS=all to save every page's)."""
+import importlib
+import inspect
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import threading
+from functools import partial
+from html.parser import HTMLParser
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from urllib.parse import unquote, urljoin, urlsplit
+
+import pytest
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
+from playwright.sync_api import sync_playwright
+
+ROOT = Path(__file__).resolve().parent.parent
+ARTIFACTS = ROOT / "tests" / "artifacts" / "website"
+CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                  "--disable-component-update", "--disable-sync", "--no-first-run"]
+
+UNRENDERED = (":::", "{.callout", ":class:")  # Quarto or MyST syntax that must never reach the reader
+
+
+class _Handler(SimpleHTTPRequestHandler):
+    def log_message(self, *args): pass  # quiet
+
+
+def _chromium() -> str:
+    path = os.environ.get("CHROMIUM") or shutil.which("chromium") or shutil.which("chromium-browser")
+    if not path: pytest.fail("No Chromium found: install it (`apt-get install -y chromium`) or set CHROMIUM to its path.")
+    return path
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory):
+    "The website, built from the notebooks into a temporary folder and served on a local port."
+    out = tmp_path_factory.mktemp("site")
+    build = subprocess.run([sys.executable, "tools/build_docs.py", "--out", str(out)], cwd=ROOT,
+                           capture_output=True, text=True, timeout=600)
+    assert build.returncode == 0, f"the docs build failed:\n{build.stdout[-4000:]}\n{build.stderr[-4000:]}"
+    server = ThreadingHTTPServer(("127.0.0.1", 0), partial(_Handler, directory=str(out)))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield out, f"http://127.0.0.1:{server.server_address[1]}/"
+    server.shutdown()
+
+
+@pytest.fixture(scope="module")
+def browser(tmp_path_factory):
+    profile = tmp_path_factory.mktemp("chromium-profile")
+    with sync_playwright() as p:
+        context = p.chromium.launch_persistent_context(str(profile), executable_path=_chromium(),
+                                                       args=CHROMIUM_FLAGS, viewport={"width": 1280, "height": 900})
+        yield context
+        context.close()
+
+
+class _Anchors(HTMLParser):
+    "The ids and the links of one HTML file."
+    def __init__(self):
+        super().__init__()
+        self.ids, self.links = set(), []
+    def handle_starttag(self, tag, attrs):
+        attrs = dict(attrs)
+        if "id" in attrs: self.ids.add(attrs["id"])
+        if tag == "a" and attrs.get("href"): self.links.append(attrs["href"])
+
+
+def _anchors(path: Path) -> _Anchors:
+    parser = _Anchors()
+    parser.feed(path.read_text(encoding="utf-8"))
+    return parser
+
+
+def _pages(out: Path) -> list[str]:
+    return sorted(str(p.relative_to(out)) for p in out.rglob("*.html") if not p.relative_to(out).parts[0].startswith("_sources"))
+
+
+def _screenshot(page, name: str):
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / (name.replace("/", "__") + ".png")), full_page=True)
+
+
+def _open(browser, url: str, problems: list[str]):
+    "A new tab at `url`, recording console errors, page errors, failed requests and any request off this site."
+    page = browser.new_page()
+    host = urlsplit(url).netloc
+    page.route("**/*", lambda route: route.continue_() if urlsplit(route.request.url).netloc == host
+               else (problems.append(f"off-site request (the site must work offline): {route.request.url}"), route.abort()))
+    page.on("console", lambda msg: msg.type == "error" and problems.append(f"console error: {msg.text}"))
+    page.on("pageerror", lambda err: problems.append(f"page error: {err}"))
+    page.on("requestfailed", lambda req: problems.append(f"request failed: {req.url}"))
+    page.on("response", lambda resp: resp.status >= 400 and problems.append(f"HTTP {resp.status}: {resp.url}"))
+    page.goto(url, wait_until="load")
+    page.wait_for_load_state("networkidle")
+    return page
+
+
+def _check(browser, url: str, name: str, check) -> list[str]:
+    "Open a page, run `check(page, problems)`, and keep a screenshot if anything is wrong."
+    problems = []
+    page = _open(browser, url, problems)
+    try: check(page, problems)
+    finally:
+        if problems or os.environ.get("WEBSITE_SCREENSHOTS") == "all": _screenshot(page, name)
+        page.close()
+    return [f"{name}: {p}" for p in problems]
+
+
+def _typeset_math(page) -> dict:
+    "How many math elements the page has, how many MathJax typeset, and with how many errors."
+    math = page.locator(".math").count()
+    if math:
+        try: page.wait_for_function("() => window.MathJax?.startup?.promise", timeout=15_000)
+        except PlaywrightTimeout: return {"math": math, "typeset": 0, "errors": "MathJax did not load"}
+        page.evaluate("() => MathJax.startup.promise")
+    return {"math": math, "typeset": page.locator(".math mjx-container").count(),
+            "errors": page.locator("mjx-merror").count()}
+
+
+def _charts(page) -> list[str]:
+    "Each chart on the page, '' when it is right: an SVG image that loaded, has a size, and is visible."
+    found = []
+    images = page.locator("div.cell.tag_chart img")
+    for i in range(images.count()):
+        image = images.nth(i)
+        image.scroll_into_view_if_needed()
+        loaded = image.evaluate("img => img.complete && img.naturalWidth > 0")
+        box = image.bounding_box()
+        found.append("" if loaded and image.is_visible() and box and box["width"] > 100 and box["height"] > 50
+                     else f"chart {i + 1} not visible (loaded: {loaded}, box: {box})")
+    return found
+
+
+def _broken_links(out: Path, base: str, name: str) -> list[str]:
+    "Links of page `name` to a file the site lacks, or to an anchor its target page lacks."
+    broken = []
+    for href in _anchors(out / name).links:
+        target = urljoin(base + name, href)
+        if not target.startswith(base): continue  # a link off the site, e.g. to the paper
+        path, fragment = unquote(urlsplit(target).path[1:]) or "index.html", unquote(urlsplit(target).fragment)
+        if path.endswith("/"): path += "index.html"
+        if not (out / path).is_file(): broken.append(f"{name}: broken link {href}")
+        elif fragment and path.endswith(".html") and fragment not in _anchors(out / path).ids:
+            broken.append(f"{name}: link {href} names a missing anchor")
+    return broken
+
+
+@pytest.fixture(scope="module")
+def visits(site, browser) -> dict:
+    "Every page opened once: its problems (console, requests, math, charts, links), its math and its charts."
+    out, base = site
+    found = {"problems": [], "math": {}, "charts": {}}
+    def inspect_page(name):
+        def check(page, problems):
+            math = found["math"][name] = _typeset_math(page)
+            if math["typeset"] < math["math"] or math["errors"]: problems.append(f"math not typeset: {math}")
+            text = page.inner_text("body")
+            problems.extend(f"markup left unrendered: {m!r}" for m in UNRENDERED if m in text)
+            code = "\n".join(page.locator("div.cell div.highlight pre").all_inner_texts())
+            problems.extend(f"cell option shown as code: {line!r}" for line in code.splitlines() if line.startswith("#|"))
+            charts = found["charts"][name] = _charts(page)
+            problems.extend(c for c in charts if c)
+        return check
+    for name in _pages(out):
+        found["problems"] += _check(browser, base + name, name, inspect_page(name)) + _broken_links(out, base, name)
+    return found
+
+
+def test_every_page_opens_cleanly_and_its_links_resolve(visits):
+    pages = set(visits["math"])
+    assert {"index.html", "api.html", "attention.html", "visualization.html", "search.html"} <= pages, pages
+    assert not visits["problems"], "\n".join(visits["problems"])
+
+
+def test_math_is_typeset(visits):
+    "MathJax, served by the site itself, typesets every equation; the attention page has the paper's."
+    untypeset = {name: m for name, m in visits["math"].items() if m["typeset"] < m["math"] or m["errors"]}
+    assert not untypeset, untypeset
+    assert visits["math"]["attention.html"]["typeset"] >= 5, visits["math"]["attention.html"]
+
+
+def _saved_charts() -> int:
+    "How many altair charts the notebooks' saved outputs hold."
+    charts = 0
+    for notebook in (ROOT / "nbs").glob("[!_.]*.ipynb"):
+        for cell in json.loads(notebook.read_text())["cells"]:
+            charts += sum("vegaEmbed" in "".join(o.get("data", {}).get("text/html", "")) for o in cell.get("outputs", []))
+    return charts
+
+
+def test_every_chart_is_visible(visits):
+    "Each chart the notebooks saved is on the website, loaded and visible."
+    charts = [chart for page in visits["charts"].values() for chart in page]
+    assert not any(charts), [c for c in charts if c]
+    assert len(charts) == _saved_charts() > 0, (len(charts), _saved_charts())
+
+
+def test_search_finds_multiheadedattention(site, browser):
+    out, base = site
+    results = []
+    def search(page, problems):
+        page.wait_for_selector("#search-results ul.search li", timeout=20_000)
+        results.extend(page.locator("#search-results ul.search li a").evaluate_all("links => links.map(a => a.href)"))
+    problems = _check(browser, base + "search.html?q=MultiHeadedAttention", "search", search)
+    assert not problems, "\n".join(problems)
+    assert any(urlsplit(r).path.endswith("/api.html") and r.endswith("MultiHeadedAttention") for r in results), results
+    assert any(urlsplit(r).path.endswith("/attention.html") for r in results), results
+
+
+def test_api_reference_documents_every_export_with_its_source(site):
+    "Every name in every module's `__all__` has an entry; each function and class links to its source."
+    out, _ = site
+    api = _anchors(out / "api.html")
+    modules = [p.stem for p in (ROOT / "annotated_transformer").glob("[!_]*.py")]
+    missing, unlinked = [], []
+    for module in modules:
+        mod = importlib.import_module(f"annotated_transformer.{module}")
+        for name in mod.__all__:
+            anchor = f"annotated_transformer.{module}.{name}"
+            if anchor not in api.ids: missing.append(anchor)
+            elif (inspect.isroutine(getattr(mod, name)) or inspect.isclass(getattr(mod, name))) and not any(
+                    link.startswith(f"_modules/annotated_transformer/{module}.html#{name}") for link in api.links):
+                unlinked.append(anchor)
+    assert not missing, f"not in the API reference: {missing}"
+    assert not unlinked, f"no link to the source: {unlinked}"
+    html = (out / "api.html").read_text(encoding="utf-8")
+    assert re.search(r"number of heads", html), "the docments (argument comments) are missing"

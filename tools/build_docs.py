@@ -1,0 +1,183 @@
+"""Build the website from the notebooks, offline and without Quarto: `make docs` writes `_docs/`.
+
+1. nbdev processes the notebooks for rendering into `_proc/`: `show_doc` cells rendered, exported and
+   hidden cells removed, the title moved into front matter.
+2. This script turns those Quarto-flavoured notebooks into MyST-NB's, in `_docs_src/`: front matter
+   becomes the page's title, Quarto callouts become admonitions, Quarto cell options become cell tags,
+   altair charts (HTML that loads Vega from the network) become static SVG through vl-convert. It
+   adds the navigation and writes the API reference page.
+3. Sphinx (MyST-NB, the Furo theme, MathJax served from the site) renders `_docs_src/` into `_docs/`,
+   with warnings treated as errors.
+"""
+import argparse
+import importlib
+import inspect
+import json
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+import vl_convert
+import yaml
+from nbdev.serve import proc_nbs
+
+ROOT = Path(__file__).resolve().parent.parent
+NBS, PROC, SRC, OUT = ROOT / "nbs", ROOT / "_proc", ROOT / "_docs_src", ROOT / "_docs"
+PACKAGE = "annotated_transformer"
+
+CALLOUT = re.compile(r"^::: *\{\.callout-(\w+)\} *\n(?:#+ ([^\n]*)\n)?(.*?)^::: *$", re.M | re.S)
+PAGE_LINK = re.compile(r"\]\(([\w-]+)\.html(#[^)\s]*)?\)")  # a link to another page of the site, by its file name
+DIRECTIVE = re.compile(r"^#\| *([\w-]+): *(.*)$")
+TAGS = {("echo", "false"): "remove-input", ("output", "false"): "remove-output", ("include", "false"): "remove-cell"}
+API_PAGE = "api"  # the one page this script writes; every other page is a notebook
+CHART_TAG = "chart"  # the cell of every chart gets this tag; the browser test finds the charts by it
+
+
+def process_notebooks():
+    "nbdev's processing of every notebook (not the training runs stored beside them) into `_proc/`."
+    proc_nbs(str(NBS), skip_folder_re=r"^([_.]|runs$)", n_workers=2)
+
+
+def front_matter(nb) -> dict:
+    "The YAML front matter nbdev puts in the first (raw) cell, removed from the notebook."
+    cell = nb.cells[0]
+    if cell.cell_type != "raw" or not cell.source.startswith("---"):
+        raise ValueError("nbdev's processed notebook has no front matter; does the notebook start with a '# Title' cell?")
+    del nb.cells[0]
+    return yaml.safe_load(cell.source.strip().strip("-"))
+
+
+def callouts_to_admonitions(markdown: str) -> str:
+    "Quarto's `::: {.callout-note}` with a `## Title` line, as MyST's titled admonition."
+    def admonition(m):
+        kind, title, body = m.groups()
+        return f":::{{admonition}} {title or kind.title()}\n:class: {kind}\n{body}:::"
+    return CALLOUT.sub(admonition, markdown)
+
+
+def page_links_to_documents(markdown: str) -> str:
+    "`[text](model.html#x)` as `[text](model.ipynb#x)`: a link Sphinx resolves, and fails the build if it is broken."
+    return PAGE_LINK.sub(lambda m: f"]({m[1]}.{'md' if m[1] == API_PAGE else 'ipynb'}{m[2] or ''})", markdown)
+
+
+def vega_lite_spec(html: str) -> dict | None:
+    "The Vega-Lite spec inside altair's HTML output (`...})(SPEC, {\"mode\": \"vega-lite\"});`), or None."
+    if "vegaEmbed" not in html: return None
+    start = html.rindex("})(") + 3
+    spec, _ = json.JSONDecoder().raw_decode(html, start)
+    return spec
+
+
+def prepare_code_cell(cell):
+    "Quarto cell options as MyST-NB tags; altair charts as SVG."
+    lines = cell.source.splitlines()
+    options = [DIRECTIVE.match(line) for line in lines]
+    tags = [TAGS[key] for m in options if m and (key := (m[1], m[2].strip().lower())) in TAGS]
+    cell.source = "\n".join(line for line, m in zip(lines, options) if not m).strip()
+    for output in cell.get("outputs", []):
+        if markdown := output.get("data", {}).get("text/markdown"):  # show_doc's; its leading rule is the page's to draw
+            output["data"]["text/markdown"] = markdown.removeprefix("---").lstrip()
+        spec = vega_lite_spec(output.get("data", {}).get("text/html", ""))
+        if spec:
+            output["data"] = {"image/svg+xml": vl_convert.vegalite_to_svg(spec), "text/plain": "<altair chart>"}
+            tags.append(CHART_TAG)
+    cell.metadata = {"tags": sorted(set(tags))} if tags else {}
+
+
+def prepare_notebook(path: Path) -> tuple[str, str]:
+    "Write `path` as MyST-NB input named after nbdev's output file; return that page's name and title."
+    nb = nbformat.read(path, as_version=4)
+    meta = front_matter(nb)
+    page = Path(meta["output-file"]).stem
+    title = [f"# {meta['title']}"] + ([f"{{.lead}}\n{meta['description']}"] if meta.get("description") else [])
+    nb.cells.insert(0, nbformat.v4.new_markdown_cell("\n\n".join(title)))
+    for cell in nb.cells:
+        if cell.cell_type == "markdown": cell.source = page_links_to_documents(callouts_to_admonitions(cell.source))
+        elif cell.cell_type == "code": prepare_code_cell(cell)
+        if cell.cell_type != "code": cell.metadata = {}
+    nb.metadata = {"kernelspec": nb.metadata.get("kernelspec", {}), "language_info": {"name": "python"}}
+    nbformat.write(nb, SRC / f"{page}.ipynb")
+    return page, meta["title"]
+
+
+def exported_module(notebook: Path) -> str | None:
+    "The module a source notebook exports to (its `#| default_exp`)."
+    for cell in nbformat.read(notebook, as_version=4).cells:
+        if m := re.search(r"^#\| *default_exp +(\S+)", cell.source, re.M): return m[1]
+    return None
+
+
+def class_members(module: str, name: str) -> list[str]:
+    "The public methods nbdev's index lists for class `name` of `module`, in source order."
+    from annotated_transformer._modidx import d
+    prefix = f"{PACKAGE}.{module}.{name}."
+    return [key[len(prefix):] for key in d["syms"][f"{PACKAGE}.{module}"]
+            if key.startswith(prefix) and not key[len(prefix):].startswith("_")]
+
+
+def api_entry(module: str, name: str) -> str:
+    "The autodoc directive for one exported symbol (reStructuredText: autodoc writes reST)."
+    obj = getattr(importlib.import_module(f"{PACKAGE}.{module}"), name)
+    target = f"{PACKAGE}.{module}.{name}"
+    if inspect.isclass(obj):
+        members = class_members(module, name)
+        options = "   :show-inheritance:\n" + (f"   :members: {', '.join(members)}\n   :undoc-members:\n" if members else "")
+        return f"```{{eval-rst}}\n.. autoclass:: {target}\n{options}```"
+    kind = "autofunction" if inspect.isroutine(obj) else "autodata"
+    return f"```{{eval-rst}}\n.. {kind}:: {target}\n```"
+
+
+def api_page(modules: list[tuple[str, str, str]]) -> str:
+    "The API reference: every name in each module's `__all__`, module by module in reading order."
+    parts = ["# API reference", "",
+             "Every symbol the `annotated_transformer` package exports, with its signature, the comment "
+             "that documents each argument, and a link to its source. Each module is written, explained "
+             "and tested in a notebook; the link under its heading leads there."]
+    for module, page, title in modules:
+        names = importlib.import_module(f"{PACKAGE}.{module}").__all__
+        parts += ["", f"## `{PACKAGE}.{module}`", "", f"Built in [{title}]({page}.ipynb).", ""]
+        parts += [api_entry(module, name) + "\n" for name in names]
+    return "\n".join(parts)
+
+
+def navigation(pages: list[str]) -> str:
+    "The site's table of contents, as a hidden toctree at the end of the home page."
+    notebooks = "\n".join(p for p in pages if p != "index")
+    return (f":::{{toctree}}\n:hidden:\n:caption: Notebooks\n\n{notebooks}\n:::\n\n"
+            f":::{{toctree}}\n:hidden:\n:caption: Reference\n\n{API_PAGE}\n:::")
+
+
+def write_sources():
+    "`_docs_src/`: Sphinx's settings and assets, the prepared notebooks, the navigation and the API page."
+    shutil.rmtree(SRC, ignore_errors=True)
+    shutil.copytree(ROOT / "docs", SRC)
+    pages, modules = [], []
+    for notebook in sorted(NBS.glob("[!_.]*.ipynb")):
+        page, title = prepare_notebook(PROC / notebook.name)
+        pages.append(page)
+        if module := exported_module(notebook): modules.append((module, page, title))
+    index = nbformat.read(SRC / "index.ipynb", as_version=4)
+    index.cells.append(nbformat.v4.new_markdown_cell(navigation(pages)))
+    nbformat.write(index, SRC / "index.ipynb")
+    (SRC / f"{API_PAGE}.md").write_text(api_page(modules))
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=Path, default=OUT, help="where the website goes (default: _docs/)")
+    args = parser.parse_args()
+    process_notebooks()
+    write_sources()
+    html = SRC / "_build" / "html"  # MyST-NB writes outputs beside the output folder: keep both inside _docs_src/
+    sphinx = [sys.executable, "-m", "sphinx", "-b", "html", "-W", "--keep-going", "-q", str(SRC), str(html)]
+    if subprocess.call(sphinx): sys.exit("The website did not build: Sphinx's warnings and errors are above.")
+    shutil.rmtree(args.out, ignore_errors=True)
+    shutil.copytree(html, args.out)
+    print(f"The website is in {args.out}: open {args.out / 'index.html'}")
+
+
+if __name__ == "__main__":
+    main()
