@@ -30,6 +30,9 @@ PACKAGE = "annotated_transformer"
 
 CALLOUT = re.compile(r"^::: *\{\.callout-(\w+)\} *\n(?:#+ ([^\n]*)\n)?(.*?)^::: *$", re.M | re.S)
 PAGE_LINK = re.compile(r"\]\(([\w-]+)\.html(#[^)\s]*)?\)")  # a link to another page of the site, by its file name
+SHOW_DOC = re.compile(r"(#\|.*\n)*show_doc\(")  # a cell nbdev added after an exported one
+EXPORTED = re.compile(r"#\| *export")
+FENCED_CODE = re.compile(r"^```.*?^```\n?", re.M | re.S)
 DIRECTIVE = re.compile(r"^#\| *([\w-]+): *(.*)$")
 TAGS = {("echo", "false"): "remove-input", ("output", "false"): "remove-output", ("include", "false"): "remove-cell"}
 API_PAGE = "api"  # the one page this script writes; every other page is a notebook
@@ -78,13 +81,29 @@ def prepare_code_cell(cell):
     tags = [TAGS[key] for m in options if m and (key := (m[1], m[2].strip().lower())) in TAGS]
     cell.source = "\n".join(line for line, m in zip(lines, options) if not m).strip()
     for output in cell.get("outputs", []):
-        if markdown := output.get("data", {}).get("text/markdown"):  # show_doc's; its leading rule is the page's to draw
-            output["data"]["text/markdown"] = markdown.removeprefix("---").lstrip()
         spec = vega_lite_spec(output.get("data", {}).get("text/html", ""))
         if spec:
             output["data"] = {"image/svg+xml": vl_convert.vegalite_to_svg(spec), "text/plain": "<altair chart>"}
             tags.append(CHART_TAG)
     cell.metadata = {"tags": sorted(set(tags))} if tags else {}
+
+
+def symbol_headings(cells: list) -> list:
+    """Each exported cell's code, preceded by a heading and the summary of every symbol it defines.
+
+    nbdev follows an exported cell with `show_doc` cells (the signature with its docments, then the docstring),
+    made for sites that hide the code. Ours shows the code, which carries the same signature, so each
+    `show_doc` cell becomes a markdown cell of its heading and docstring, moved above the code."""
+    ordered, exported = [], None
+    for cell in cells:
+        if SHOW_DOC.match(cell.source) and exported is not None:
+            markdown = "".join(cell.outputs[0]["data"]["text/markdown"]).removeprefix("---").strip()
+            ordered.insert(exported, nbformat.v4.new_markdown_cell(FENCED_CODE.sub("", markdown)))
+            exported += 1
+            continue
+        exported = len(ordered) if cell.cell_type == "code" and EXPORTED.match(cell.source) else None
+        ordered.append(cell)
+    return ordered
 
 
 def prepare_notebook(path: Path) -> tuple[str, str]:
@@ -93,7 +112,7 @@ def prepare_notebook(path: Path) -> tuple[str, str]:
     meta = front_matter(nb)
     page = Path(meta["output-file"]).stem
     title = [f"# {meta['title']}"] + ([f"{{.lead}}\n{meta['description']}"] if meta.get("description") else [])
-    nb.cells.insert(0, nbformat.v4.new_markdown_cell("\n\n".join(title)))
+    nb.cells = [nbformat.v4.new_markdown_cell("\n\n".join(title))] + symbol_headings(nb.cells)
     for cell in nb.cells:
         if cell.cell_type == "markdown": cell.source = page_links_to_documents(callouts_to_admonitions(cell.source))
         elif cell.cell_type == "code": prepare_code_cell(cell)
