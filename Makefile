@@ -2,6 +2,7 @@
 #   make demo    set up, train the copy-task model, print examples and its accuracy
 #   make test    the test command: every notebook under nbdev-test, then pytest tests/
 #   make docs    the website, from the notebooks, into _docs/ (offline; no Quarto needed)
+#   make bench   our model against nn.Transformer: training, decoding, padding (a table, saved in runs/bench/)
 VENV ?= .venv
 BIN := $(VENV)/bin
 # PyTorch is installed first and on its own: a plain `torch` requirement would pull a multi-GB CUDA
@@ -10,7 +11,7 @@ TORCH_REQUIREMENT ?= torch==2.13.0
 TORCH_INDEX ?=
 NB_FLAGS ?= slow
 
-.PHONY: install demo export clean-nbs readme sync test test-slow docs
+.PHONY: install demo export clean-nbs readme sync test test-slow docs bench
 
 $(BIN)/python:
 	python3 -m venv $(VENV)
@@ -42,6 +43,9 @@ sync: export clean-nbs readme  ## everything generated from the notebooks, regen
 
 docs: $(VENV)/.dev  ## the website into _docs/: open _docs/index.html, or serve it with python -m http.server -d _docs
 	$(BIN)/python tools/build_docs.py
+
+bench: $(VENV)/.package  ## the performance table of nbs/11_performance.ipynb; options: make bench BENCH_ARGS="--help"
+	$(BIN)/python -c "import sys; from annotated_transformer.bench import main; main(sys.argv[1:])" $(BENCH_ARGS)
 
 test: $(VENV)/.dev  ## every notebook under nbdev-test, then tests/ (each notebook again in a real Jupyter kernel)
 	$(BIN)/nbdev-test --n-workers 2

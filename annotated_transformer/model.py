@@ -6,8 +6,8 @@ Docs: https://annotated-transformer.github.io/annotated-transformer/model.html.m
 
 # %% auto #0
 __all__ = ['SublayerConnection', 'PositionwiseFeedForward', 'EncoderLayer', 'LayerStack', 'Encoder', 'DecoderLayer', 'Decoder',
-           'Embeddings', 'Generator', 'PositionalEncoding', 'LearnedPositionalEncoding', 'EncoderDecoder',
-           'TransformerConfig', 'build_model', 'make_model']
+           'load_torch_layer', 'Embeddings', 'Generator', 'PositionalEncoding', 'LearnedPositionalEncoding',
+           'EncoderDecoder', 'TransformerConfig', 'build_model', 'make_model']
 
 # %% ../nbs/01_model.ipynb #514a0207
 import math
@@ -18,7 +18,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from .attention import MultiHeadedAttention
+from .attention import MultiHeadedAttention, mha_from_torch
 
 # %% ../nbs/01_model.ipynb #23a161cd
 class SublayerConnection(nn.Module):
@@ -142,6 +142,20 @@ class Decoder(LayerStack):
     )->Tensor: # (batch, T_tgt, d_model)
         for layer in self.layers: x = layer(x, memory, src_mask, tgt_mask)
         return self.norm(x)
+
+# %% ../nbs/01_model.ipynb #15c3c3b8
+def load_torch_layer(
+    ours:EncoderLayer|DecoderLayer, # our layer, of the same sizes and norm placement
+    theirs:nn.TransformerEncoderLayer|nn.TransformerDecoderLayer, # PyTorch's, with ReLU and biases
+)->EncoderLayer|DecoderLayer: # `ours`, in eval mode
+    "Copy the weights of PyTorch's layer `theirs` into our layer `ours`."
+    ours.self_attn = mha_from_torch(theirs.self_attn)
+    if isinstance(ours, DecoderLayer): ours.src_attn = mha_from_torch(theirs.multihead_attn)
+    ours.feed_forward.w_1.load_state_dict(theirs.linear1.state_dict())
+    ours.feed_forward.w_2.load_state_dict(theirs.linear2.state_dict())
+    their_norms = [theirs.norm1, theirs.norm2] + ([theirs.norm3] if isinstance(ours, DecoderLayer) else [])
+    for sublayer, norm in zip(ours.sublayer, their_norms): sublayer.norm.load_state_dict(norm.state_dict())
+    return ours.eval()
 
 # %% ../nbs/01_model.ipynb #9548e084
 class Embeddings(nn.Module):

@@ -27,7 +27,7 @@ from .copy_task import greedy_decode
 from .data import (BOS, EOS, PAD, BPETokenizer, TokenBudgetSampler, Tokenizer, Vocab, batch_loader,
                                         collate, encode_pairs, load_multi30k, train_bpe)
 from .model import EncoderDecoder, TransformerConfig, build_model
-from .training import (SINGLE, LabelSmoothing, Processes, TrainState, batch_loss, load_checkpoint,
+from .training import (SINGLE, Batch, LabelSmoothing, Processes, TrainState, batch_loss, load_checkpoint,
                                             paper_optimizer, read_checkpoint, train, write_checkpoint)
 
 # %% ../nbs/05_multi30k.ipynb #93974d7d
@@ -326,23 +326,29 @@ class Translator:
         model.load_state_dict(saved["model"])
         return cls(model.to(device or default_device()), *saved_vocabularies(saved), search)
 
-    def translate(self,
+    def source_batches(self,
         sentences:list[str], # source sentences, one per item
         max_tokens:int=4000, # source tokens per batch, padding included
-        progress:bool=False,
-    )->list[str]: # their translations, in the same order
-        "Translations of `sentences` by `self.search`, decoded in batches of similar length."
+    )->list[tuple[list[int], Batch]]: # per batch: the indices of its sentences, and the batch on the model's device
+        "The sentences tokenized, encoded and batched by length, ready for `self.search`."
         ids = [self.src_vocab.encode(t) + [EOS] for t in self.src_tok.tokenize_all(sentences)]
         limit = self.model.config.max_len
         too_long = [i + 1 for i, s in enumerate(ids) if len(s) + 50 > limit]
         if too_long:
             raise ValueError(f"Sentence(s) {too_long[:10]} are too long for this model ({limit} positions, "
                              "including 50 for the output to grow): split them into shorter sentences.")
-        device, outputs = next(self.model.parameters()).device, [None] * len(ids)
-        lengths = [len(s) for s in ids]
+        device, lengths = next(self.model.parameters()).device, [len(s) for s in ids]
         batches = TokenBudgetSampler(lengths, lengths, max_tokens, shuffle=False).batches(0)  # in length order
-        for batch in tqdm(batches, desc="translate", unit="batch", disable=not progress):
-            b = collate([(ids[i], [BOS]) for i in batch]).to(device)
+        return [(batch, collate([(ids[i], [BOS]) for i in batch]).to(device)) for batch in batches]
+
+    def translate(self,
+        sentences:list[str], # source sentences, one per item
+        max_tokens:int=4000, # source tokens per batch, padding included
+        progress:bool=False,
+    )->list[str]: # their translations, in the same order
+        "Translations of `sentences` by `self.search`, decoded in batches of similar length."
+        outputs = [None] * len(sentences)
+        for batch, b in tqdm(self.source_batches(sentences, max_tokens), desc="translate", unit="batch", disable=not progress):
             for i, row in zip(batch, self.search(self.model, b.src, b.src_mask).tolist()):
                 outputs[i] = self.tgt_tok.detokenize(self.tgt_vocab.decode(row))
         return outputs
