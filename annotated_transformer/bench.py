@@ -25,8 +25,8 @@ from .attention import subsequent_mask
 from .data import PAD, TokenBudgetSampler, batch_loader, load_multi30k
 from .decoding import BeamSearch
 from .model import EncoderDecoder, TransformerConfig, build_model, load_torch_layer
-from .multi30k import MULTI30K, Translator, prepare_multi30k, translation_model
-from .training import Batch, LabelSmoothing, batch_loss
+from .multi30k import MULTI30K, PRECISIONS, Translator, autocast_dtype, prepare_multi30k, translation_model
+from .training import Batch, LabelSmoothing, batch_loss, paper_optimizer
 
 # %% ../nbs/11_performance.ipynb #acf7a3ce
 class TorchEncoder(nn.Module):
@@ -89,13 +89,14 @@ def training_speed(
     "The speed of full training steps (forward, loss, backward, Adam) over `batches`."
     device = next(model.parameters()).device
     criterion = LabelSmoothing(model.generator.proj.out_features, PAD, 0.1)
-    optimizer = torch.optim.Adam(model.parameters(), lr=1e-4, betas=(0.9, 0.98), eps=1e-9)
-    def step(batch:Batch):
-        with torch.autocast(device.type, dtype=autocast or torch.float32, enabled=autocast is not None):
+    optimizer, scheduler = paper_optimizer(model, model.config.d_model)
+    def step(batch:Batch):  # what `train` does per batch, without its logging, checkpoints and per-batch loss.item()
+        with torch.autocast(device.type, dtype=autocast, enabled=autocast is not None):
             loss = batch_loss(model, criterion, batch)
         loss.backward()
         optimizer.step()
         optimizer.zero_grad(set_to_none=True)
+        scheduler.step()
     model.train()
     step(batches[0])  # warm-up, untimed
     tokens, rates = sum(b.ntokens for b in batches), []
@@ -239,12 +240,11 @@ def main(argv:list[str]|None=None):
     parser.add_argument("--repeats", type=int, default=3, help="timed passes per measurement")
     parser.add_argument("--batches", type=int, default=4, help="training batches per pass")
     parser.add_argument("--device", default="cpu", help="cpu or cuda")
-    parser.add_argument("--precision", choices=("fp32", "bf16"), default="fp32", help="bf16: bfloat16 autocast")
+    parser.add_argument("--precision", choices=PRECISIONS, default="fp32", help="as the recipe's: bf16 is bfloat16 autocast")
     args = parser.parse_args(argv)
-    if args.threads: torch.set_num_threads(args.threads)
-    table = benchmark(args.data_dir, args.checkpoint, args.batches, args.repeats, args.threads, args.device,
-                      torch.bfloat16 if args.precision == "bf16" else None)
-    text = (f"{date.today()}, {_device_name(args.device)}, torch {torch.__version__}, {args.precision}\n"
+    autocast = autocast_dtype(args.precision, torch.device(args.device))
+    table = benchmark(args.data_dir, args.checkpoint, args.batches, args.repeats, args.threads, args.device, autocast)
+    text = (f"{date.today()}, {_device_name(args.device)}, torch {torch.__version__}, {autocast or torch.float32}\n"
             f"{format_table(table)}\n")
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
