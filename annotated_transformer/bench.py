@@ -6,7 +6,8 @@ Docs: https://annotated-transformer.github.io/annotated-transformer/performance.
 
 # %% auto #0
 __all__ = ['MODELS', 'TorchEncoder', 'TorchDecoder', 'torch_transformer', 'load_same_weights', 'training_speed',
-           'measure_training', 'decoding_speed', 'padding_comparison', 'benchmark', 'format_table', 'main']
+           'with_torch_dropout', 'measure_training', 'decoding_speed', 'padding_comparison', 'benchmark',
+           'format_table', 'main']
 
 # %% ../nbs/11_performance.ipynb #74199432
 import argparse
@@ -21,12 +22,12 @@ import pandas as pd
 import torch
 from torch import Tensor, nn
 
-from .attention import subsequent_mask
+from .attention import Dropout, subsequent_mask
 from .data import PAD, TokenBudgetSampler, batch_loader, load_multi30k
 from .decoding import BeamSearch
 from .model import EncoderDecoder, TransformerConfig, build_model, load_torch_layer
 from .multi30k import MULTI30K, PRECISIONS, Translator, autocast_dtype, prepare_multi30k, translation_model
-from .training import Batch, LabelSmoothing, batch_loss, paper_optimizer
+from .training import Batch, LabelSmoothing, batch_loss, keep_freed_memory, paper_optimizer
 
 # %% ../nbs/11_performance.ipynb #acf7a3ce
 class TorchEncoder(nn.Module):
@@ -114,11 +115,12 @@ def _resident_bytes()->int:
     return int(Path("/proc/self/statm").read_text().split()[1]) * resource.getpagesize()
 
 def _measure_training(kind:str, config:TransformerConfig, batches:list[Batch], repeats:int, threads:int,
-                      device:str, autocast:torch.dtype|None)->dict:
+                      device:str, autocast:torch.dtype|None, keep_memory:bool)->dict:
     "One model's training speed and peak memory; run in a fresh process by `measure_training`."
     torch.set_num_threads(threads)
+    if keep_memory and device == "cpu": keep_freed_memory()
     torch.manual_seed(0)
-    model = (torch_transformer if kind == "nn.Transformer" else build_model)(config).to(device)
+    model = MODELS[kind](config).to(device)
     batches = [b.to(device) for b in batches]
     if device.startswith("cuda"): torch.cuda.reset_peak_memory_stats(device)
     before = _resident_bytes()
@@ -129,22 +131,31 @@ def _measure_training(kind:str, config:TransformerConfig, batches:list[Batch], r
             "peak MiB": peak / 2**20}
 
 # %% ../nbs/11_performance.ipynb #73ad92e6
-MODELS = ("ours", "nn.Transformer")
+def with_torch_dropout(model:nn.Module)->nn.Module: # `model`, changed in place
+    "Put PyTorch's `nn.Dropout` in place of each of our `Dropout` modules: our model with PyTorch's dropout masks."
+    for module in list(model.modules()):
+        for name, child in module.named_children():
+            if isinstance(child, Dropout): setattr(module, name, nn.Dropout(child.p))
+    return model
+
+MODELS = {"ours": build_model, "nn.Transformer": torch_transformer,
+          "ours with nn.Dropout": lambda config: with_torch_dropout(build_model(config))}  # how to build each, from a config
 
 def measure_training(
-    kind:str, # "ours" or "nn.Transformer"
+    kind:str, # a name in `MODELS`
     config:TransformerConfig,
     batches:list[Batch],
     repeats:int=5,
     threads:int|None=None, # CPU threads; None: PyTorch's default here
     device:str="cpu",
     autocast:torch.dtype|None=None,
+    keep_memory:bool=True, # on a CPU, call `keep_freed_memory` first, as `train` does
 )->dict: # median tokens/s, the relative spread of the passes, peak memory in MiB
     "Training speed and peak memory of one model, measured in a fresh process."
-    if kind not in MODELS: raise ValueError(f"kind must be one of {MODELS}, not {kind!r}.")
+    if kind not in MODELS: raise ValueError(f"kind must be one of {list(MODELS)}, not {kind!r}.")
     from annotated_transformer.bench import _measure_training  # the child imports it from the package: spawn pickles by name
-    with multiprocessing.get_context("spawn").Pool(1) as pool:
-        return pool.apply(_measure_training, (kind, config, batches, repeats, threads or torch.get_num_threads(), device, autocast))
+    args = (kind, config, batches, repeats, threads or torch.get_num_threads(), device, autocast, keep_memory)
+    with multiprocessing.get_context("spawn").Pool(1) as pool: return pool.apply(_measure_training, args)
 
 # %% ../nbs/11_performance.ipynb #a2d4fb70
 def decoding_speed(
@@ -180,9 +191,9 @@ def _row(measurement:str, ours:str, value:float, against:str, baseline:float)->d
             "ratio": value / baseline if baseline else float("nan")}
 
 def _training_rows(name:str, config:TransformerConfig, batches:list[Batch], **kw)->list[dict]:
-    ours, theirs = (measure_training(kind, config, batches, **kw) for kind in MODELS)
-    return [_row(f"training, {name}: target tokens/s", "ours", ours["tokens/s"], MODELS[1], theirs["tokens/s"]),
-            _row(f"training, {name}: peak memory (MiB)", "ours", ours["peak MiB"], MODELS[1], theirs["peak MiB"])]
+    ours, theirs = (measure_training(kind, config, batches, **kw) for kind in ("ours", "nn.Transformer"))
+    return [_row(f"training, {name}: target tokens/s", "ours", ours["tokens/s"], "nn.Transformer", theirs["tokens/s"]),
+            _row(f"training, {name}: peak memory (MiB)", "ours", ours["peak MiB"], "nn.Transformer", theirs["peak MiB"])]
 
 def _decoding_rows(checkpoint:Path, data_dir:str|Path|None, device:str, repeats:int)->list[dict]:
     translator = Translator.from_checkpoint(checkpoint, torch.device(device))
