@@ -6,7 +6,7 @@ Docs: https://annotated-transformer.github.io/annotated-transformer/performance.
 
 # %% auto #0
 __all__ = ['MODELS', 'TorchEncoder', 'TorchDecoder', 'torch_transformer', 'load_same_weights', 'training_speed',
-           'with_torch_dropout', 'measure_training', 'decoding_speed', 'padding_comparison', 'benchmark',
+           'with_torch_dropout', 'measure_training', 'decoding_speeds', 'padding_comparison', 'benchmark',
            'format_table', 'main']
 
 # %% ../nbs/11_performance.ipynb #74199432
@@ -158,22 +158,23 @@ def measure_training(
     with multiprocessing.get_context("spawn").Pool(1) as pool: return pool.apply(_measure_training, args)
 
 # %% ../nbs/11_performance.ipynb #a2d4fb70
-def decoding_speed(
+def decoding_speeds(
     model:EncoderDecoder,
     batches:list[Batch], # e.g. the batches of `Translator.source_batches`, on the model's device
-    search:BeamSearch,
+    searches:dict[str, BeamSearch], # by name
     repeats:int=3,
-)->float: # sentences per second, the median of the repeats
-    "How fast `search` decodes every batch (the search alone: no tokenizing)."
+)->dict[str, float]: # sentences per second of each search, the median of its repeats
+    "How fast each search decodes every batch (the search alone: no tokenizing), their timed passes taken in turn."
     model.eval()
-    sentences, rates = sum(len(b.src) for b in batches), []
+    sentences, rates = sum(len(b.src) for b in batches), {name: [] for name in searches}
     with torch.inference_mode():
-        search(model, batches[0].src, batches[0].src_mask)  # warm-up, untimed
+        for search in searches.values(): search(model, batches[0].src, batches[0].src_mask)  # warm-up, untimed
         for _ in range(repeats):
-            start = time.perf_counter()
-            for b in batches: search(model, b.src, b.src_mask)
-            rates.append(sentences / (time.perf_counter() - start))
-    return statistics.median(rates)
+            for name, search in searches.items():
+                start = time.perf_counter()
+                for b in batches: search(model, b.src, b.src_mask)
+                rates[name].append(sentences / (time.perf_counter() - start))
+    return {name: statistics.median(r) for name, r in rates.items()}
 
 # %% ../nbs/11_performance.ipynb #b849eeef
 def padding_comparison(
@@ -201,8 +202,8 @@ def _decoding_rows(checkpoint:Path, data_dir:str|Path|None, device:str, repeats:
     batches = [b for _, b in translator.source_batches(sources)]
     rows = []
     for name, beam in (("greedy", 1), ("beam 4", 4)):
-        fast, slow = (decoding_speed(translator.model, batches, BeamSearch(beam, incremental=i), repeats) for i in (True, False))
-        rows.append(_row(f"decoding, {name}: sentences/s ({len(sources)} test sentences)", "incremental", fast, "full recompute", slow))
+        rates = decoding_speeds(translator.model, batches, {i: BeamSearch(beam, incremental=i) for i in (True, False)}, repeats)
+        rows.append(_row(f"decoding, {name}: sentences/s ({len(sources)} test sentences)", "incremental", rates[True], "full recompute", rates[False]))
     return rows
 
 # %% ../nbs/11_performance.ipynb #f3a7a31e
@@ -251,7 +252,8 @@ def main(argv:list[str]|None=None):
     parser.add_argument("--repeats", type=int, default=3, help="timed passes per measurement")
     parser.add_argument("--batches", type=int, default=4, help="training batches per pass")
     parser.add_argument("--device", default="cpu", help="cpu or cuda")
-    parser.add_argument("--precision", choices=PRECISIONS, default="fp32", help="as the recipe's: bf16 is bfloat16 autocast")
+    parser.add_argument("--precision", choices=PRECISIONS, default=MULTI30K.precision,
+                        help="as the recipe's (default: the recipe's own): bf16 is bfloat16 autocast, auto is bf16 where native")
     args = parser.parse_args(argv)
     autocast = autocast_dtype(args.precision, torch.device(args.device))
     table = benchmark(args.data_dir, args.checkpoint, args.batches, args.repeats, args.threads, args.device, autocast)
