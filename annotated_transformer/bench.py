@@ -6,8 +6,8 @@ Docs: https://annotated-transformer.github.io/annotated-transformer/performance.
 
 # %% auto #0
 __all__ = ['MODELS', 'TorchEncoder', 'TorchDecoder', 'torch_transformer', 'load_same_weights', 'training_speed',
-           'with_torch_dropout', 'measure_training', 'decoding_speeds', 'padding_comparison', 'benchmark',
-           'format_table', 'main']
+           'with_torch_dropout', 'measure_training', 'training_flops', 'flops_per_target_token', 'decoding_speeds',
+           'padding_comparison', 'benchmark', 'format_table', 'main']
 
 # %% ../nbs/11_performance.ipynb #74199432
 import argparse
@@ -156,6 +156,24 @@ def measure_training(
     from annotated_transformer.bench import _measure_training  # the child imports it from the package: spawn pickles by name
     args = (kind, config, batches, repeats, threads or torch.get_num_threads(), device, autocast, keep_memory)
     with multiprocessing.get_context("spawn").Pool(1) as pool: return pool.apply(_measure_training, args)
+
+# %% ../nbs/11_performance.ipynb #fde9062d
+def training_flops(
+    config:TransformerConfig,
+    src_tokens:int, tgt_tokens:int, # real (non-padding) tokens on each side
+)->int: # model FLOPs of one training step: 6 per weight per token it acts on
+    "The FLOPs of the weight products of a forward and backward pass over this many tokens."
+    d, N = config.d_model, config.N
+    attention, feed_forward = 4 * d * d, 2 * d * config.d_ff
+    per_src = N * (attention + feed_forward) + N * attention // 2  # the encoder; W^K, W^V of the decoder's source attention
+    per_tgt = N * (attention + attention // 2 + feed_forward) + d * config.tgt_vocab  # the rest of the decoder; the generator
+    return 6 * (per_src * src_tokens + per_tgt * tgt_tokens)
+
+def flops_per_target_token(config:TransformerConfig, batches:list[Batch])->float:
+    "Training FLOPs per real target token, over `batches` (their source tokens included)."
+    src_tokens = sum(int((b.src != b.pad).sum()) for b in batches)
+    tgt_tokens = sum(b.ntokens for b in batches)
+    return training_flops(config, src_tokens, tgt_tokens) / tgt_tokens
 
 # %% ../nbs/11_performance.ipynb #a2d4fb70
 def decoding_speeds(
