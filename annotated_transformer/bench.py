@@ -171,7 +171,7 @@ def training_flops(
 
 def flops_per_target_token(config:TransformerConfig, batches:list[Batch])->float:
     "Training FLOPs per real target token, over `batches` (their source tokens included)."
-    src_tokens = sum(int((b.src != b.pad).sum()) for b in batches)
+    src_tokens = sum(int(b.src_mask.sum()) for b in batches)
     tgt_tokens = sum(b.ntokens for b in batches)
     return training_flops(config, src_tokens, tgt_tokens) / tgt_tokens
 
@@ -220,8 +220,10 @@ def _decoding_rows(checkpoint:Path, data_dir:str|Path|None, device:str, repeats:
     batches = [b for _, b in translator.source_batches(sources)]
     rows = []
     for name, beam in (("greedy", 1), ("beam 4", 4)):
-        rates = decoding_speeds(translator.model, batches, {i: BeamSearch(beam, incremental=i) for i in (True, False)}, repeats)
-        rows.append(_row(f"decoding, {name}: sentences/s ({len(sources)} test sentences)", "incremental", rates[True], "full recompute", rates[False]))
+        searches = {"incremental": BeamSearch(beam), "full recompute": BeamSearch(beam, incremental=False)}
+        rates = decoding_speeds(translator.model, batches, searches, repeats)
+        rows.append(_row(f"decoding, {name}: sentences/s ({len(sources)} test sentences)", "incremental", rates["incremental"],
+                         "full recompute", rates["full recompute"]))
     return rows
 
 # %% ../nbs/11_performance.ipynb #f3a7a31e
