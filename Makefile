@@ -45,7 +45,7 @@ docs: $(VENV)/.dev  ## the website into _docs/: open _docs/index.html, or serve 
 	$(BIN)/python tools/build_docs.py
 
 bench: $(VENV)/.package  ## the performance table of nbs/11_performance.ipynb; options: make bench BENCH_ARGS="--help"
-	$(BIN)/python -c "import sys; from annotated_transformer.bench import main; main(sys.argv[1:])" $(BENCH_ARGS)
+	$(BIN)/python -c "import sys; from annotated_transformer.bench import main; sys.exit(main(sys.argv[1:]))" $(BENCH_ARGS)
 
 test: $(VENV)/.dev  ## every notebook under nbdev-test, then tests/ (each notebook again in a real Jupyter kernel)
 	$(BIN)/nbdev-test --n-workers 2

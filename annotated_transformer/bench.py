@@ -23,6 +23,7 @@ import torch
 from torch import Tensor, nn
 
 from .attention import Dropout, subsequent_mask
+from .cli import report_errors
 from .data import PAD, TokenBudgetSampler, batch_loader, load_multi30k
 from .decoding import BeamSearch
 from .model import EncoderDecoder, TransformerConfig, build_model, load_torch_layer
@@ -262,7 +263,7 @@ def format_table(table:pd.DataFrame)->str:
     return table.to_string(index=False, float_format=lambda v: f"{v:,.0f}" if abs(v) >= 100 else f"{v:.3g}")
 
 # %% ../nbs/11_performance.ipynb #d29e8a31
-def main(argv:list[str]|None=None):
+def main(argv:list[str]|None=None)->int: # the exit status: 2 after an error a user can fix (no data, say)
     "The `make bench` command: run `benchmark`, print its table and save it."
     parser = argparse.ArgumentParser(description="Our Transformer against nn.Transformer: training, decoding, padding.")
     parser.add_argument("--data-dir", help="Multi30k's files (default: as load_multi30k finds them)")
@@ -275,6 +276,10 @@ def main(argv:list[str]|None=None):
     parser.add_argument("--precision", choices=PRECISIONS, default=MULTI30K.precision,
                         help="as the recipe's (default: the recipe's own): bf16 is bfloat16 autocast, auto is bf16 where native")
     args = parser.parse_args(argv)
+    return report_errors("make bench", lambda: _save_benchmark(args))
+
+def _save_benchmark(args:argparse.Namespace):
+    "Run the benchmark `args` describe; print its table and save it."
     autocast = autocast_dtype(args.precision, torch.device(args.device))
     table = benchmark(args.data_dir, args.checkpoint, args.batches, args.repeats, args.threads, args.device, autocast)
     text = (f"{date.today()}, {_device_name(args.device)}, torch {torch.__version__}, {autocast or torch.float32}\n"

@@ -6,9 +6,10 @@ Docs: https://annotated-transformer.github.io/annotated-transformer/data.html.md
 
 # %% auto #0
 __all__ = ['SPECIALS', 'BOS', 'EOS', 'PAD', 'UNK', 'MULTI30K_URL', 'MULTI30K_SPLITS', 'MULTI30K_SHA256', 'MULTI30K_FILES',
-           'Tokenizer', 'Vocab', 'cache_dir', 'sha256', 'verify', 'download', 'find_corpus_file', 'multi30k_dir',
-           'read_lines', 'read_parallel', 'load_multi30k', 'encode_pairs', 'train_bpe', 'BPETokenizer',
-           'TokenBudgetSampler', 'padding_fraction', 'collate', 'PairDataset', 'batch_loader']
+           'Tokenizer', 'Vocab', 'cache_dir', 'sha256', 'verify', 'DownloadError', 'download', 'multi30k_ways',
+           'find_corpus_file', 'multi30k_dir', 'read_lines', 'read_parallel', 'load_multi30k', 'encode_pairs',
+           'train_bpe', 'BPETokenizer', 'TokenBudgetSampler', 'padding_fraction', 'collate', 'PairDataset',
+           'batch_loader']
 
 # %% ../nbs/04_data.ipynb #83c87288
 import gzip
@@ -18,6 +19,7 @@ import os
 import re
 import tempfile
 import io
+import urllib.error
 import urllib.request
 from collections import Counter
 from collections.abc import Iterable, Sequence
@@ -142,6 +144,9 @@ def verify(path:Path, expected:str):
                          "The file is damaged or not the published one; delete it and download it again.")
 
 # %% ../nbs/04_data.ipynb #469eb870
+class DownloadError(OSError):
+    "A file could not be fetched: no network, an address that does not answer, or no such file there."
+
 def download(
     url:str, # what to fetch
     path:str|Path, # where to keep it
@@ -153,7 +158,7 @@ def download(
     path.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.NamedTemporaryFile(dir=path.parent, prefix=path.name, suffix=".part", delete=False) as tmp:
         try:
-            with urllib.request.urlopen(url) as response:
+            with urllib.request.urlopen(url, timeout=60) as response:
                 total = int(response.headers.get("Content-Length") or 0) or None
                 with tqdm(total=total, unit="B", unit_scale=True, desc=path.name, disable=not progress) as bar:
                     for chunk in iter(lambda: response.read(1 << 16), b""):
@@ -161,8 +166,10 @@ def download(
                         bar.update(len(chunk))
             tmp.close()
             if expected_sha256: verify(Path(tmp.name), expected_sha256)
-        except Exception:
+        except Exception as e:
             Path(tmp.name).unlink(missing_ok=True)
+            if isinstance(e, OSError):  # urllib's URLError and HTTPError are OSErrors, as are the socket's
+                raise DownloadError(f"Could not download {url} ({getattr(e, 'reason', None) or e}).") from None
             raise
     os.replace(tmp.name, path)
     return path
@@ -170,6 +177,12 @@ def download(
 # %% ../nbs/04_data.ipynb #6df15d31
 MULTI30K_FILES = (f"Multi30k needs, for each split in {MULTI30K_SPLITS}, SPLIT.de and SPLIT.en (gzipped or not). "
                   "Pass another directory (--data-dir), set MULTI30K_DIR, or leave both unset to download the files.")
+
+def multi30k_ways(cache:Path)->str:
+    "The three ways to provide Multi30k, for an error message."
+    return ("Provide Multi30k one of three ways: pass the directory that holds its files (--data-dir DIR on the "
+            "command line, data_dir=DIR in Python), set MULTI30K_DIR=DIR, or put the published files "
+            f"({', '.join(MULTI30K_SHA256)}) in {cache}.")
 
 def find_corpus_file(
     directory:Path,
@@ -183,7 +196,7 @@ def find_corpus_file(
 
 def multi30k_dir(
     data_dir:str|Path|None=None, # a directory holding the files; else $MULTI30K_DIR; else the download cache
-    url:str=MULTI30K_URL, # where to download from when neither is given
+    url:str|None=None, # where to download from when neither is given; default: $MULTI30K_URL (a mirror), else MULTI30K_URL
     progress:bool=True, # show download progress
 )->Path:
     "The directory to read Multi30k from, downloading the files into the cache when no directory is given."
@@ -191,9 +204,11 @@ def multi30k_dir(
     if data_dir is not None:
         if not Path(data_dir).is_dir(): raise FileNotFoundError(f"The Multi30k directory {data_dir} does not exist.")
         return Path(data_dir)
-    directory = cache_dir() / "multi30k"
+    directory, url = cache_dir() / "multi30k", url or os.environ.get("MULTI30K_URL") or MULTI30K_URL
     for name, expected in MULTI30K_SHA256.items():
-        if not (directory / name).is_file(): download(url + name, directory / name, expected, progress)
+        if (directory / name).is_file(): continue
+        try: download(url + name, directory / name, expected, progress)
+        except DownloadError as e: raise DownloadError(f"{e} {multi30k_ways(directory)}") from None
     return directory
 
 # %% ../nbs/04_data.ipynb #07d49176

@@ -181,13 +181,16 @@ SNAPSHOT_KINDS = ("epoch", "step") # epoch_NN.pt after epochs, step_NNNNNNN.pt o
 
 def snapshot_files(
     run:str|Path, # a run directory
-    kind:str|None=None, # "epoch" or "step"; None: whichever the run holds
+    kind:str|None=None, # "epoch" or "step"; None: both
 )->list[Path]:
-    "A run's weight snapshots, oldest first (by number, not by name)."
-    kinds = [kind] if kind else [k for k in SNAPSHOT_KINDS if any(Path(run).glob(f"{k}_*.pt"))]
-    if len(kinds) > 1: raise ValueError(f"{run} holds both epoch_*.pt and step_*.pt snapshots, whose order is unknown: "
-                                        "name the files to use instead of the run.")
-    return sorted(Path(run).glob(f"{kinds[0]}_*.pt"), key=lambda p: int(p.stem.split("_")[1])) if kinds else []
+    "A run's weight snapshots, oldest first: in the order of the updates they were taken after, which each records."
+    files = [p for k in ([kind] if kind else SNAPSHOT_KINDS) for p in Path(run).glob(f"{k}_*.pt")]
+    steps = {p: read_checkpoint(p, mmap=True).get("step") for p in files}
+    if None not in steps.values(): return sorted(files, key=steps.get)
+    if len({p.stem.split("_")[0] for p in files}) > 1:  # snapshots of an older version record no update
+        raise ValueError(f"{run} holds both epoch_*.pt and step_*.pt snapshots, and some do not record the update they "
+                         "were taken after, so their order is unknown: name the files to use instead of the run.")
+    return sorted(files, key=lambda p: int(p.stem.split("_")[1]))  # one kind: numbered in order
 
 def save_weights(path:Path, model:EncoderDecoder, **extra):
     "The weights and configuration alone, enough to translate, written atomically."
@@ -230,7 +233,7 @@ def _snapshot_hooks(out:Path, recipe:Recipe, model:EncoderDecoder, val_loader:to
         val_loss, elapsed = mean_loss(model, val_loader, autocast), st.records[-1]["elapsed_s"]
         where = f"epoch {st.epoch:3d}" if kind == "epoch" else f"step {st.step:7d}"
         print(f"{where}  train loss {train_loss:.3f}  val loss {val_loss:.3f}  val ppl {math.exp(val_loss):6.2f}  {elapsed / 60:5.1f} min")
-        save_weights(out / (f"epoch_{st.epoch:02d}.pt" if kind == "epoch" else f"step_{st.step:07d}.pt"), model, **extra)
+        save_weights(out / (f"epoch_{st.epoch:02d}.pt" if kind == "epoch" else f"step_{st.step:07d}.pt"), model, step=st.step, **extra)
         for old in snapshot_files(out, kind)[:-keep]: old.unlink()
         return dict(train_loss=train_loss, val_loss=val_loss, elapsed_s=elapsed)
     if kind == "epoch": return snapshot, None

@@ -167,11 +167,12 @@ def save_checkpoint(
 def read_checkpoint(
     path:str|Path, # a file written by `save_checkpoint`
     map_location:str|torch.device="cpu", # where to put the tensors
+    mmap:bool=False, # map the tensors from the file instead of reading them: cheap when only the plain data is needed
 )->dict:
     "The contents of a checkpoint, loaded without unpickling arbitrary objects."
     path = Path(path)
     if not path.is_file(): raise FileNotFoundError(f"No checkpoint at {path}. Check the path.")
-    try: return torch.load(path, map_location=map_location, weights_only=True)
+    try: return torch.load(path, map_location=map_location, weights_only=True, mmap=mmap)
     except Exception as e:
         raise ValueError(f"Could not read the checkpoint {path} ({e}). It may be truncated or not a checkpoint "
                          "of this project; an earlier checkpoint of the run may still be intact.") from e

@@ -1,10 +1,9 @@
-"""The command line as a user runs it: each command in its own process, on the shared Multi30k files.
+"""The command line as a user runs it: each command in its own process, on Multi30k as the package finds it.
 
 A tiny model (one layer, width 32) trains on the full training split for two epochs, is interrupted and
 resumed, and its checkpoint is used by `translate` and `evaluate`. The same commands then run the WMT 2014
 recipe on a stand-in corpus made of Multi30k files. The models are far too small to translate well; the
 tests check the plumbing, not the quality (the Multi30k notebook measures that)."""
-import gzip
 import json
 import signal
 import subprocess
@@ -15,11 +14,11 @@ from pathlib import Path
 import pytest
 import torch
 
+from annotated_transformer.data import find_corpus_file, read_lines
+
 ROOT = Path(__file__).resolve().parent.parent
-DATA = ROOT.parent / "shared" / "data" / "multi30k"
 TINY = ["--N", "1", "--d-model", "32", "--d-ff", "64", "--h", "2", "--max-tokens", "1500", "--warmup", "50",
         "--factor", "1.0", "--no-progress"]
-pytestmark = pytest.mark.skipif(not DATA.is_dir(), reason=f"the shared Multi30k files are not at {DATA}")
 
 
 def cli(*args: str, **kwargs) -> subprocess.CompletedProcess:
@@ -50,10 +49,10 @@ def test_errors_are_one_line_with_status_2(tmp_path: Path):
 
 
 @pytest.fixture(scope="module")
-def interrupted_and_resumed(tmp_path_factory) -> Path:
+def interrupted_and_resumed(tmp_path_factory, multi30k: Path) -> Path:
     "A 2-epoch tiny run, killed after its first mid-epoch checkpoint, then resumed to the end."
     out = tmp_path_factory.mktemp("run")
-    args = ["train", "multi30k", "--data-dir", str(DATA), "--out", str(out), "--epochs", "2", *TINY]
+    args = ["train", "multi30k", "--data-dir", str(multi30k), "--out", str(out), "--epochs", "2", *TINY]
     process = subprocess.Popen([sys.executable, "-m", "annotated_transformer.cli", *args], cwd=ROOT,
                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     deadline = time.time() + 300
@@ -102,10 +101,10 @@ def test_average_then_translate(interrupted_and_resumed: Path, tmp_path: Path):
     assert len(translated.splitlines()) == 1
 
 
-def test_evaluate_prints_sacrebleu(interrupted_and_resumed: Path, tmp_path: Path):
+def test_evaluate_prints_sacrebleu(interrupted_and_resumed: Path, tmp_path: Path, multi30k: Path):
     hyps = tmp_path / "hyps.txt"
     out = cli("evaluate", "--checkpoint", str(interrupted_and_resumed / "epoch_02.pt"), "--split", "val",
-              "--data-dir", str(DATA), "--hypotheses", str(hyps), "--json").stdout
+              "--data-dir", str(multi30k), "--hypotheses", str(hyps), "--json").stdout
     scores = json.loads(out.strip().splitlines()[-1])
     assert scores["split"] == "val" and scores["sentences"] == 1014
     assert scores["signature"].startswith("nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:")
@@ -113,19 +112,33 @@ def test_evaluate_prints_sacrebleu(interrupted_and_resumed: Path, tmp_path: Path
     assert len(hyps.read_text(encoding="utf-8").splitlines()) == 1014
 
 
-def write_wmt14_stand_in(directory: Path, train: int = 2000, test: int = 100):
+def test_evaluate_on_your_own_files(interrupted_and_resumed: Path, tmp_path: Path, multi30k: Path):
+    "A split given as files scores as the split does, with the same signature; plain text and gzip alike."
+    def scores(*test_set: str) -> dict:
+        out = cli("evaluate", "--checkpoint", str(interrupted_and_resumed / "epoch_02.pt"), "--beam", "1", *test_set, "--json")
+        return json.loads(out.stdout.strip().splitlines()[-1])
+    split = scores("--split", "val", "--data-dir", str(multi30k))
+    files = [find_corpus_file(multi30k, f"val.{lang}") for lang in ("de", "en")]
+    given = scores("--source", str(files[0]), "--reference", str(files[1]))
+    assert (given["sacrebleu"], given["signature"], given["sentences"]) == (split["sacrebleu"], split["signature"], 1014)
+    plain = tmp_path / "val.de"
+    plain.write_text("\n".join(read_lines(files[0])) + "\n", encoding="utf-8")
+    assert scores("--source", str(plain), "--reference", str(files[1]))["sacrebleu"] == split["sacrebleu"]
+
+
+def write_wmt14_stand_in(directory: Path, multi30k: Path, train: int = 2000, test: int = 100):
     "Multi30k pairs under WMT 2014's file names, as plain text."
     for split, stem, n in [("train", "train", train), ("val", "newstest2013", test), ("test_2016_flickr", "newstest2014", test)]:
         for lang in ("en", "de"):
-            lines = gzip.decompress((DATA / f"{split}.{lang}.gz").read_bytes()).decode("utf-8").splitlines()[:n]
+            lines = read_lines(find_corpus_file(multi30k, f"{split}.{lang}"))[:n]
             (directory / f"{stem}.{lang}").write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
-def test_wmt14_recipe_end_to_end(tmp_path: Path):
+def test_wmt14_recipe_end_to_end(tmp_path: Path, multi30k: Path):
     "train wmt14 for some steps with snapshots on a time interval, resume it for more, average, evaluate on newstest2014."
     data, run = tmp_path / "wmt14", tmp_path / "run"
     data.mkdir()
-    write_wmt14_stand_in(data)
+    write_wmt14_stand_in(data, multi30k)
     train = ["train", "wmt14", "--data-dir", str(data), "--out", str(run), "--no-progress"]
     tiny = ["--N", "1", "--d-model", "32", "--d-ff", "64", "--h", "2", "--bpe-size", "800", "--max-tokens", "1000", "--warmup", "20"]
     log = cli(*train, *tiny, "--steps", "20", "--snapshot-minutes", "0.005").stdout

@@ -15,7 +15,6 @@ import torch
 from distributed_steps import run, setup
 
 ROOT = Path(__file__).resolve().parent.parent
-DATA = ROOT.parent / "shared" / "data" / "multi30k"
 TORCHRUN = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node=2"]
 ENV = {**os.environ, "OMP_NUM_THREADS": "1"}  # one thread per process: two processes on two cores
 
@@ -57,9 +56,8 @@ TINY = ["--N", "1", "--d-model", "32", "--d-ff", "64", "--h", "2", "--max-tokens
         "--factor", "1.0", "--epochs", "1", "--no-progress"]
 
 
-@pytest.mark.skipif(not DATA.is_dir(), reason=f"the shared Multi30k files are not at {DATA}")
-def test_an_interrupted_two_process_run_resumes_exactly(tmp_path: Path):
-    cli = ["-m", "annotated_transformer.cli", "train", "multi30k", "--data-dir", str(DATA), *TINY]
+def test_an_interrupted_two_process_run_resumes_exactly(tmp_path: Path, multi30k: Path):
+    cli = ["-m", "annotated_transformer.cli", "train", "multi30k", "--data-dir", str(multi30k), *TINY]
     straight, interrupted = tmp_path / "straight", tmp_path / "interrupted"
     log = torchrun(*cli, "--out", str(straight)).stdout
     assert "2 process(es)" in log and "150 batches per epoch" in log  # each process half of the 300
@@ -77,3 +75,10 @@ def test_an_interrupted_two_process_run_resumes_exactly(tmp_path: Path):
     assert [r["step"] for r in ends[1]["train_state"]["records"]] == list(range(1, 151))
     assert [r["loss"] for r in ends[1]["train_state"]["records"]] == [r["loss"] for r in ends[0]["train_state"]["records"]]
     for name, weights in ends[0]["model"].items(): assert torch.equal(weights, ends[1]["model"][name]), name
+
+
+def test_train_copy_runs_once_under_torchrun():
+    "The copy task does not train data-parallel: it trains in the first process alone, and says so, once."
+    result = torchrun("-m", "annotated_transformer.cli", "train", "copy", "--epochs", "1", "--no-progress")
+    assert result.stdout.count("exact copies:") == 1, result.stdout
+    assert result.stderr.count("train copy runs in one process: the first of the 2 that torchrun started") == 1, result.stderr
