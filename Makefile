@@ -3,6 +3,7 @@
 #   make test    the test command: every notebook under nbdev-test, then pytest tests/
 #   make docs    the website, from the notebooks, into _docs/ (offline; no Quarto needed)
 #   make bench   our model against nn.Transformer: training, decoding, padding (a table, saved in runs/bench/)
+#   make dist    the wheel and the source distribution, into dist/, checked by twine
 VENV ?= .venv
 BIN := $(VENV)/bin
 # PyTorch is installed first and on its own: a plain `torch` requirement would pull a multi-GB CUDA
@@ -11,7 +12,7 @@ TORCH_REQUIREMENT ?= torch==2.13.0
 TORCH_INDEX ?=
 NB_FLAGS ?= slow
 
-.PHONY: install demo export clean-nbs readme sync test test-slow docs bench
+.PHONY: install demo export clean-nbs readme sync test test-slow docs bench dist
 
 $(BIN)/python:
 	python3 -m venv $(VENV)
@@ -46,6 +47,11 @@ docs: $(VENV)/.dev  ## the website into _docs/: open _docs/index.html, or serve 
 
 bench: $(VENV)/.package  ## the performance table of nbs/11_performance.ipynb; options: make bench BENCH_ARGS="--help"
 	$(BIN)/python -c "import sys; from annotated_transformer.bench import main; sys.exit(main(sys.argv[1:]))" $(BENCH_ARGS)
+
+dist: $(VENV)/.dev  ## wheel and sdist into dist/ (built with the setuptools installed, no network needed), then `twine check`
+	rm -rf dist
+	$(BIN)/python -m build --no-isolation --outdir dist .
+	$(BIN)/python -m twine check --strict dist/*
 
 test: $(VENV)/.dev  ## every notebook under nbdev-test, then tests/ (each notebook again in a real Jupyter kernel)
 	$(BIN)/nbdev-test --n-workers 2

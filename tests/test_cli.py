@@ -15,6 +15,7 @@ import pytest
 import torch
 
 from annotated_transformer.data import find_corpus_file, read_lines
+from corpora import write_wmt14_stand_in
 
 ROOT = Path(__file__).resolve().parent.parent
 TINY = ["--N", "1", "--d-model", "32", "--d-ff", "64", "--h", "2", "--max-tokens", "1500", "--warmup", "50",
@@ -126,18 +127,9 @@ def test_evaluate_on_your_own_files(interrupted_and_resumed: Path, tmp_path: Pat
     assert scores("--source", str(plain), "--reference", str(files[1]))["sacrebleu"] == split["sacrebleu"]
 
 
-def write_wmt14_stand_in(directory: Path, multi30k: Path, train: int = 2000, test: int = 100):
-    "Multi30k pairs under WMT 2014's file names, as plain text."
-    for split, stem, n in [("train", "train", train), ("val", "newstest2013", test), ("test_2016_flickr", "newstest2014", test)]:
-        for lang in ("en", "de"):
-            lines = read_lines(find_corpus_file(multi30k, f"{split}.{lang}"))[:n]
-            (directory / f"{stem}.{lang}").write_text("\n".join(lines) + "\n", encoding="utf-8")
-
-
 def test_wmt14_recipe_end_to_end(tmp_path: Path, multi30k: Path):
     "train wmt14 for some steps with snapshots on a time interval, resume it for more, average, evaluate on newstest2014."
     data, run = tmp_path / "wmt14", tmp_path / "run"
-    data.mkdir()
     write_wmt14_stand_in(data, multi30k)
     train = ["train", "wmt14", "--data-dir", str(data), "--out", str(run), "--no-progress"]
     tiny = ["--N", "1", "--d-model", "32", "--d-ff", "64", "--h", "2", "--bpe-size", "800", "--max-tokens", "1000", "--warmup", "20"]
