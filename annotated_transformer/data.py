@@ -19,7 +19,6 @@ import os
 import re
 import tempfile
 import io
-import urllib.error
 import urllib.request
 from collections import Counter
 from collections.abc import Iterable, Sequence
