@@ -137,33 +137,37 @@ class MultiHeadedAttention(nn.Module):
     "Multi-head attention (§3.2.2): `h` heads of scaled dot-product attention in parallel."
     def __init__(self,
         h:int, # number of heads
-        d_model:int, # model width; each head has d_k = d_v = d_model / h
+        d_model:int, # model width
         dropout:float=0.1, # dropout on the attention weights
+        d_k:int|None=None, # query and key width of each head; None: d_model / h, the paper's choice
+        d_v:int|None=None, # value width of each head; None: d_model / h
     ):
         super().__init__()
-        if d_model % h: raise ValueError(f"d_model={d_model} must be divisible by the number of heads h={h}.")
-        self.h, self.d_k = h, d_model // h
-        self.w_q, self.w_k, self.w_v, self.w_o = (nn.Linear(d_model, d_model) for _ in range(4))
+        if (d_k is None or d_v is None) and d_model % h:
+            raise ValueError(f"d_model={d_model} must be divisible by the number of heads h={h}, or give d_k and d_v.")
+        self.h, self.d_k, self.d_v = h, d_k or d_model // h, d_v or d_model // h
+        self.w_q, self.w_k = (nn.Linear(d_model, h * self.d_k) for _ in range(2))  # W_i^Q (W_i^K) of every head, side by side
+        self.w_v, self.w_o = nn.Linear(d_model, h * self.d_v), nn.Linear(h * self.d_v, d_model)
         self.dropout = Dropout(dropout)
         self.store_attn, self.attn = False, None  # set store_attn to keep the last weights in .attn
 
-    def split_heads(self, x:Tensor)->Tensor: # (batch, T, d_model) -> (batch, h, T, d_k)
-        "Cut projected vectors into `h` slices of width d_k, one per head."
-        return x.view(x.size(0), -1, self.h, self.d_k).transpose(1, 2)  # (batch, T, h, d_k) -> (batch, h, T, d_k)
+    def split_heads(self, x:Tensor)->Tensor: # (batch, T, h * d) -> (batch, h, T, d), d = d_k or d_v
+        "Cut projected vectors into `h` slices, one per head."
+        return x.view(x.size(0), x.size(1), self.h, -1).transpose(1, 2)  # (batch, T, h, d) -> (batch, h, T, d)
 
     def attend(self,
         q:Tensor, # (batch, h, T_q, d_k) projected queries
         k:Tensor, # (batch, h, T_k, d_k) projected keys
-        v:Tensor, # (batch, h, T_k, d_k) projected values
+        v:Tensor, # (batch, h, T_k, d_v) projected values
         mask:Tensor|None=None, # bool (batch or 1, T_q or 1, T_k); True means "may attend"
     )->Tensor: # (batch, T_q, d_model)
         "Attention in every head, then Concat and W^O."
         if mask is not None: mask = mask.unsqueeze(1)  # (batch, 1, T_q or 1, T_k): the same for every head
         if self.store_attn or (self.training and q.device.type == "cpu"):  # ours: see the text above
-            x, attn = attention(q, k, v, mask, self.dropout)  # (batch, h, T_q, d_k)
+            x, attn = attention(q, k, v, mask, self.dropout)  # (batch, h, T_q, d_v)
             if self.store_attn: self.attn = attn
         else: x = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=self.dropout.p if self.training else 0.0)
-        x = x.transpose(1, 2).reshape(q.size(0), -1, self.h * self.d_k)  # Concat(head_1..head_h): (batch, T_q, d_model)
+        x = x.transpose(1, 2).reshape(q.size(0), -1, self.h * self.d_v)  # Concat(head_1..head_h): (batch, T_q, h * d_v)
         return self.w_o(x)
 
     def forward(self,

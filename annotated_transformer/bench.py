@@ -165,7 +165,8 @@ def training_flops(
 )->int: # model FLOPs of one training step: 6 per weight per token it acts on
     "The FLOPs of the weight products of a forward and backward pass over this many tokens."
     d, N = config.d_model, config.N
-    attention, feed_forward = 4 * d * d, 2 * d * config.d_ff
+    d_k, d_v = config.d_k or d // config.h, config.d_v or d // config.h
+    attention, feed_forward = 2 * d * config.h * (d_k + d_v), 2 * d * config.d_ff  # W^Q, W^K, W^V, W^O; two layers
     per_src = N * (attention + feed_forward) + N * attention // 2  # the encoder; W^K, W^V of the decoder's source attention
     per_tgt = N * (attention + attention // 2 + feed_forward) + d * config.tgt_vocab  # the rest of the decoder; the generator
     return 6 * (per_src * src_tokens + per_tgt * tgt_tokens)

@@ -61,9 +61,10 @@ class EncoderLayer(nn.Module):
         d_ff:int, # feed-forward hidden width
         dropout:float=0.1, # P_drop
         norm_first:bool=False, # pre-norm instead of the paper's post-norm
+        d_k:int|None=None, d_v:int|None=None, # each head's widths; None: d_model / h
     ):
         super().__init__()
-        self.self_attn = MultiHeadedAttention(h, d_model, dropout)
+        self.self_attn = MultiHeadedAttention(h, d_model, dropout, d_k, d_v)
         self.feed_forward = PositionwiseFeedForward(d_model, d_ff, dropout)
         self.sublayer = nn.ModuleList(SublayerConnection(d_model, dropout, norm_first) for _ in range(2))
 
@@ -86,9 +87,10 @@ class LayerStack(nn.Module):
         d_ff:int, # feed-forward hidden width
         dropout:float=0.1, # P_drop
         norm_first:bool=False, # pre-norm layers, followed by a final layer norm
+        d_k:int|None=None, d_v:int|None=None, # each head's widths; None: d_model / h
     ):
         super().__init__()
-        self.layers = nn.ModuleList(self.layer_type(d_model, h, d_ff, dropout, norm_first) for _ in range(N))
+        self.layers = nn.ModuleList(self.layer_type(d_model, h, d_ff, dropout, norm_first, d_k, d_v) for _ in range(N))
         self.norm = nn.LayerNorm(d_model) if norm_first else nn.Identity()
 
 # %% ../nbs/01_model.ipynb #a92c3d44
@@ -112,10 +114,11 @@ class DecoderLayer(nn.Module):
         d_ff:int, # feed-forward hidden width
         dropout:float=0.1, # P_drop
         norm_first:bool=False, # pre-norm instead of the paper's post-norm
+        d_k:int|None=None, d_v:int|None=None, # each head's widths; None: d_model / h
     ):
         super().__init__()
-        self.self_attn = MultiHeadedAttention(h, d_model, dropout)
-        self.src_attn = MultiHeadedAttention(h, d_model, dropout)
+        self.self_attn = MultiHeadedAttention(h, d_model, dropout, d_k, d_v)
+        self.src_attn = MultiHeadedAttention(h, d_model, dropout, d_k, d_v)
         self.feed_forward = PositionwiseFeedForward(d_model, d_ff, dropout)
         self.sublayer = nn.ModuleList(SublayerConnection(d_model, dropout, norm_first) for _ in range(3))
 
@@ -259,6 +262,8 @@ class TransformerConfig:
     d_model:int=512 # model width
     d_ff:int=2048 # feed-forward hidden width
     h:int=8 # attention heads
+    d_k:int|None=None # query and key width of each head; None: d_model / h = 64 (Table 3 rows A and B vary it)
+    d_v:int|None=None # value width of each head; None: d_model / h
     dropout:float=0.1 # P_drop
     norm_first:bool=False # pre-norm instead of the paper's post-norm
     positional:str="sinusoidal" # "sinusoidal" (§3.5) or "learned" (Table 3 row E)
@@ -266,7 +271,8 @@ class TransformerConfig:
     share_embeddings:bool=False # one matrix for both embeddings and the generator (a shared vocabulary)
 
     def __post_init__(self):
-        if self.d_model % self.h: raise ValueError(f"d_model={self.d_model} must be divisible by h={self.h}.")
+        if (self.d_k is None or self.d_v is None) and self.d_model % self.h:
+            raise ValueError(f"d_model={self.d_model} must be divisible by h={self.h}, or give d_k and d_v.")
         if self.d_model % 2: raise ValueError(f"d_model={self.d_model} must be even for the sine/cosine pairs of §3.5.")
         if self.positional not in ("sinusoidal", "learned"):
             raise ValueError(f"positional must be 'sinusoidal' or 'learned', got {self.positional!r}.")
@@ -287,8 +293,8 @@ def build_model(config:TransformerConfig)->EncoderDecoder:
     c = config
     positions = PositionalEncoding if c.positional == "sinusoidal" else LearnedPositionalEncoding
     model = EncoderDecoder(
-        Encoder(c.N, c.d_model, c.h, c.d_ff, c.dropout, c.norm_first),
-        Decoder(c.N, c.d_model, c.h, c.d_ff, c.dropout, c.norm_first),
+        Encoder(c.N, c.d_model, c.h, c.d_ff, c.dropout, c.norm_first, c.d_k, c.d_v),
+        Decoder(c.N, c.d_model, c.h, c.d_ff, c.dropout, c.norm_first, c.d_k, c.d_v),
         nn.Sequential(Embeddings(c.src_vocab, c.d_model), positions(c.d_model, c.dropout, c.max_len)),
         nn.Sequential(Embeddings(c.tgt_vocab, c.d_model), positions(c.d_model, c.dropout, c.max_len)),
         Generator(c.d_model, c.tgt_vocab))
@@ -308,7 +314,7 @@ def make_model(
     d_ff:int=2048, # feed-forward hidden width
     h:int=8, # attention heads
     dropout:float=0.1, # P_drop
-    **options, # any other `TransformerConfig` field: norm_first, positional, max_len, share_embeddings
+    **options, # any other `TransformerConfig` field: d_k, d_v, norm_first, positional, max_len, share_embeddings
 )->EncoderDecoder:
     "Build a Transformer; the defaults are the paper's base model."
-    return build_model(TransformerConfig(src_vocab, tgt_vocab, N, d_model, d_ff, h, dropout, **options))
+    return build_model(TransformerConfig(src_vocab, tgt_vocab, N, d_model, d_ff, h, dropout=dropout, **options))

@@ -149,7 +149,7 @@ def prepare_multi30k(
 def translation_model(recipe:Recipe, data:ParallelData)->EncoderDecoder:
     "The recipe's Transformer, sized to the vocabularies; with a shared BPE, one matrix for all three (§3.4)."
     return build_model(TransformerConfig(len(data.src_vocab), len(data.tgt_vocab), recipe.N, recipe.d_model,
-                                         recipe.d_ff, recipe.h, recipe.dropout, share_embeddings=recipe.vocabulary == "bpe"))
+                                         recipe.d_ff, recipe.h, dropout=recipe.dropout, share_embeddings=recipe.vocabulary == "bpe"))
 
 # %% ../nbs/05_multi30k.ipynb #07dd7ab6
 @torch.no_grad()
