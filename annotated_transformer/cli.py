@@ -151,6 +151,9 @@ def _average(inputs:list[Path], last:int, out:Path|None):
     paths = last_checkpoints(run_dir, last) if run_dir else inputs
     if out is None and run_dir is None: raise ValueError("Give --out: where to write the average of these files.")
     out = out or run_dir / f"average_{last}.pt"
+    if out.resolve() in {p.resolve() for p in paths}: raise ValueError(f"--out {out} is one of the checkpoints to average: choose another file.")
+    if out.name == "last.pt" or (out.is_file() and "optimizer" in read_checkpoint(out, mmap=True)):
+        raise ValueError(f"--out {out} is where a run keeps the checkpoint it resumes from: choose another file.")
     write_checkpoint(out, average_checkpoints(paths))
     print(f"averaged {', '.join(p.name for p in paths)} into {out}; translate with: "
           f"annotated-transformer translate --checkpoint {out}")

@@ -172,6 +172,7 @@ def last_checkpoints(
     k:int=5, # how many
 )->list[Path]: # oldest first
     "The last `k` weight snapshots of a run: `epoch_NN.pt` after epochs, or `step_NNNNNNN.pt` on a time interval."
+    if k < 1: raise ValueError(f"Average at least one snapshot, not {k}.")
     files = snapshot_files(run)
     if len(files) < k:
         raise FileNotFoundError(f"{run} holds {len(files)} weight snapshots (epoch_NN.pt or step_NNNNNNN.pt), fewer than the {k} to average.")

@@ -8,11 +8,13 @@ Docs: https://annotated-transformer.github.io/annotated-transformer/multi30k.htm
 __all__ = ['VOCABULARIES', 'MULTI30K', 'PRECISIONS', 'SNAPSHOT_KINDS', 'RESUMABLE', 'Search', 'Recipe', 'autocast_dtype',
            'default_device', 'learn_vocabularies', 'vocabulary_data', 'saved_vocabularies', 'ParallelData',
            'prepare_data', 'prepare_multi30k', 'translation_model', 'mean_loss', 'snapshot_files', 'save_weights',
-           'run_recipe', 'train_translator', 'train_multi30k', 'greedy_search', 'Translator', 'bleu_scores',
-           'evaluate_pairs', 'evaluate']
+           'run_recipe', 'hold_run_dir', 'train_translator', 'train_multi30k', 'greedy_search', 'Translator',
+           'bleu_scores', 'evaluate_pairs', 'evaluate']
 
 # %% ../nbs/05_multi30k.ipynb #ba0a7f0a
+import contextlib
 import math
+import os
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, fields
@@ -22,6 +24,9 @@ import pandas as pd
 import sacrebleu
 import torch
 from tqdm.auto import tqdm
+
+try: import fcntl
+except ImportError: fcntl = None  # Windows: a run directory is not locked
 
 from .copy_task import greedy_decode
 from .data import (BOS, EOS, PAD, BPETokenizer, TokenBudgetSampler, Tokenizer, Vocab, batch_loader,
@@ -221,6 +226,20 @@ def run_recipe(
                                  f"only {', '.join(RESUMABLE)}; keep the rest as it was, or start a new run elsewhere.")
     return recipe or trained, saved
 
+@contextlib.contextmanager
+def hold_run_dir(out:Path):
+    "Keep `out` to this run while it trains: an exclusive lock on `out/.lock`, which ends with the run or its process."
+    out.mkdir(parents=True, exist_ok=True)
+    with open(out / ".lock", "a+") as lock:
+        if fcntl:
+            try: fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)  # the kernel releases it if the process dies: never stale
+            except BlockingIOError:
+                lock.seek(0)
+                raise FileExistsError(f"Another training run (process {lock.read().strip() or '?'}) is using {out} now. "
+                                      "Wait for it to end, or choose another --out.") from None
+        lock.seek(0); lock.truncate(); lock.write(str(os.getpid())); lock.flush()
+        yield
+
 # %% ../nbs/05_multi30k.ipynb #44929191
 def _snapshot_hooks(out:Path, recipe:Recipe, model:EncoderDecoder, val_loader:torch.utils.data.DataLoader,
                     autocast:torch.dtype|None, extra:dict, keep:int)->tuple: # `train`'s on_epoch_end and on_update
@@ -257,33 +276,33 @@ def train_translator(
     "Train a Transformer following `recipe` on the corpus `load_split` reads, with checkpoints in `out`."
     out, device, main = Path(out), device or processes.device or default_device(), processes.is_main
     recipe, saved = run_recipe(out, recipe, resume)
-    processes.barrier()  # every process has seen `out` as it was, before any writes to it
-    torch.manual_seed(recipe.seed)
-    pairs = {split: load_split(split, recipe.src_lang, recipe.tgt_lang) for split in ("train", "val")}
-    learned = vocabulary_data(*learn_vocabularies(recipe, pairs["train"])) if main and not saved else None
-    data = prepare_data(recipe, pairs, saved or processes.broadcast(learned))  # one vocabulary for all processes
-    model = translation_model(recipe, data).to(device)
-    optimizer, scheduler = paper_optimizer(model, recipe.d_model, recipe.factor, recipe.warmup)
-    state = (load_checkpoint(out / "last.pt", model, optimizer, scheduler, device, processes.rank, processes.world_size)
-             if saved else TrainState())
-    autocast = autocast_dtype(recipe.precision, device)
-    extra = dict(recipe=asdict(recipe), **data.checkpoint_data())
-    train_loader = processes.shard(batch_loader(*data.splits["train"], recipe.max_tokens, shuffle=True, seed=recipe.seed))
-    val_loader = batch_loader(*data.splits["val"], recipe.max_tokens, shuffle=False)
-    until = " or ".join(f"{n:,} {unit}" for n, unit in ((recipe.epochs, "epochs"), (recipe.steps, "updates")) if n)
-    if main: print(f"{sum(p.numel() for p in model.parameters()):,} parameters, vocabularies {len(data.src_vocab):,} / "
-                   f"{len(data.tgt_vocab):,}, {len(train_loader)} batches per epoch, {recipe.accum} per update, "
-                   f"{processes.world_size} process(es), on {device}{' with bfloat16 autocast' if autocast else ''}; "
-                   f"from epoch {state.epoch}, update {state.step}, to {until}"
-                   + (f" ({data.dropped} training pairs over {recipe.max_len} tokens dropped)" if data.dropped else ""))
-    on_epoch_end, on_update = _snapshot_hooks(out, recipe, model, val_loader, autocast, extra, keep) if main else (None, None)
-    out.mkdir(parents=True, exist_ok=True)
-    train(model, _epoch_batches(train_loader), LabelSmoothing(len(data.tgt_vocab), PAD, recipe.eps_ls), optimizer,
-          scheduler, recipe.epochs or None, recipe.steps or None, state, recipe.accum, checkpoint=out / "last.pt",
-          checkpoint_every=100, extra=extra, on_epoch_end=on_epoch_end, on_update=on_update, autocast=autocast,
-          progress=progress, processes=processes)
-    processes.barrier()  # the main process has written the last checkpoint
-    return state
+    with hold_run_dir(out) if main else contextlib.nullcontext():  # one run at a time in `out`
+        processes.barrier()  # every process has seen `out` as it was, before any writes to it
+        torch.manual_seed(recipe.seed)
+        pairs = {split: load_split(split, recipe.src_lang, recipe.tgt_lang) for split in ("train", "val")}
+        learned = vocabulary_data(*learn_vocabularies(recipe, pairs["train"])) if main and not saved else None
+        data = prepare_data(recipe, pairs, saved or processes.broadcast(learned))  # one vocabulary for all processes
+        model = translation_model(recipe, data).to(device)
+        optimizer, scheduler = paper_optimizer(model, recipe.d_model, recipe.factor, recipe.warmup)
+        state = (load_checkpoint(out / "last.pt", model, optimizer, scheduler, device, processes.rank, processes.world_size)
+                 if saved else TrainState())
+        autocast = autocast_dtype(recipe.precision, device)
+        extra = dict(recipe=asdict(recipe), **data.checkpoint_data())
+        train_loader = processes.shard(batch_loader(*data.splits["train"], recipe.max_tokens, shuffle=True, seed=recipe.seed))
+        val_loader = batch_loader(*data.splits["val"], recipe.max_tokens, shuffle=False)
+        until = " or ".join(f"{n:,} {unit}" for n, unit in ((recipe.epochs, "epochs"), (recipe.steps, "updates")) if n)
+        if main: print(f"{sum(p.numel() for p in model.parameters()):,} parameters, vocabularies {len(data.src_vocab):,} / "
+                       f"{len(data.tgt_vocab):,}, {len(train_loader)} batches per epoch, {recipe.accum} per update, "
+                       f"{processes.world_size} process(es), on {device}{' with bfloat16 autocast' if autocast else ''}; "
+                       f"from epoch {state.epoch}, update {state.step}, to {until}"
+                       + (f" ({data.dropped} training pairs over {recipe.max_len} tokens dropped)" if data.dropped else ""))
+        on_epoch_end, on_update = _snapshot_hooks(out, recipe, model, val_loader, autocast, extra, keep) if main else (None, None)
+        train(model, _epoch_batches(train_loader), LabelSmoothing(len(data.tgt_vocab), PAD, recipe.eps_ls), optimizer,
+              scheduler, recipe.epochs or None, recipe.steps or None, state, recipe.accum, checkpoint=out / "last.pt",
+              checkpoint_every=100, extra=extra, on_epoch_end=on_epoch_end, on_update=on_update, autocast=autocast,
+              progress=progress, processes=processes)
+        processes.barrier()  # the main process has written the last checkpoint
+        return state
 
 def train_multi30k(
     out:str|Path, # directory for checkpoints
