@@ -184,9 +184,20 @@ def _evaluate(args:argparse.Namespace, device:torch.device|None)->tuple[dict, pd
     return corpus.evaluate(Translator.from_checkpoint(args.checkpoint, device, search), split, args.data_dir, progress=True)
 
 # %% ../nbs/10_cli.ipynb #1e76ba36
+def _device(name:str|None)->torch.device|None:
+    "The device `--device` names, checked to exist here; None when it is not given."
+    if not name: return None
+    try: device = torch.device(name)
+    except RuntimeError: raise ValueError(f"--device {name!r} is not a device; give one such as cpu, cuda or cuda:1.") from None
+    if device.type == "cuda" and not torch.cuda.is_available():
+        raise ValueError(f"--device {name}: this machine has no CUDA GPU (or PyTorch was built without CUDA); use --device cpu.")
+    if device.type == "cuda" and (device.index or 0) >= torch.cuda.device_count():
+        raise ValueError(f"--device {name}: this machine has {torch.cuda.device_count()} GPU(s), numbered from 0.")
+    return device
+
 def run(args:argparse.Namespace):
     "Carry out a parsed command."
-    device = torch.device(args.device) if getattr(args, "device", None) else None
+    device = _device(getattr(args, "device", None))
     if args.command == "train" and args.task == "copy":
         _train_copy(args)
     elif args.command == "train":

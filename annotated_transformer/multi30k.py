@@ -64,8 +64,26 @@ class Recipe:
     def __post_init__(self):
         if self.vocabulary not in VOCABULARIES:
             raise ValueError(f"vocabulary must be one of {VOCABULARIES}, not {self.vocabulary!r}.")
-        if self.epochs <= 0 and self.steps <= 0: raise ValueError("Say when to stop: epochs, steps or both must be positive.")
-        if self.accum < 1: raise ValueError(f"accum counts batches per update and must be at least 1, not {self.accum}.")
+        for name, allowed, ok in [  # every number, and what it may be (NaN fails every comparison)
+            ("N", "at least 1", self.N >= 1),
+            ("d_model", "even and at least 2", self.d_model >= 2 and self.d_model % 2 == 0),
+            ("d_ff", "at least 1", self.d_ff >= 1),
+            ("h", f"at least 1 and a divisor of d_model={self.d_model}", self.h >= 1 and self.d_model % self.h == 0),
+            ("dropout", "in [0, 1)", 0 <= self.dropout < 1),
+            ("eps_ls", "in [0, 1)", 0 <= self.eps_ls < 1),
+            ("min_freq", "at least 1", self.min_freq >= 1),
+            ("bpe_size", "at least 8", self.bpe_size >= 8),
+            ("max_len", "at least 3 (<s>, a token, </s>)", self.max_len >= 3),
+            ("max_tokens", "at least 1", self.max_tokens >= 1),
+            ("accum", "at least 1 (batches per update)", self.accum >= 1),
+            ("epochs", "0 (no limit) or more", self.epochs >= 0),
+            ("steps", "0 (no limit) or more", self.steps >= 0),
+            ("factor", "positive and finite", 0 < self.factor < math.inf),
+            ("warmup", "at least 1", self.warmup >= 1),
+            ("snapshot_minutes", "0 (after each epoch), or positive and finite", 0 <= self.snapshot_minutes < math.inf),
+        ]:
+            if not ok: raise ValueError(f"{name} must be {allowed}, not {getattr(self, name)!r}.")
+        if self.epochs == 0 and self.steps == 0: raise ValueError("Say when to stop: epochs, steps or both must be positive.")
 
 VOCABULARIES = ("words", "bpe")
 MULTI30K = Recipe()
