@@ -22,7 +22,7 @@ import torch
 from . import __version__
 from .copy_task import train_copy_task
 from .data import MULTI30K_SPLITS, DownloadError, read_parallel
-from .decoding import BeamSearch, average_checkpoints, last_checkpoints
+from .decoding import TRAINING_STATE, BeamSearch, average_checkpoints, last_checkpoints
 from .distributed import distributed
 from .multi30k import (MULTI30K, PRECISIONS, VOCABULARIES, Recipe, Translator, evaluate, evaluate_pairs,
                                             train_multi30k)
@@ -151,8 +151,9 @@ def _average(inputs:list[Path], last:int, out:Path|None):
     paths = last_checkpoints(run_dir, last) if run_dir else inputs
     if out is None and run_dir is None: raise ValueError("Give --out: where to write the average of these files.")
     out = out or run_dir / f"average_{last}.pt"
-    if out.resolve() in {p.resolve() for p in paths}: raise ValueError(f"--out {out} is one of the checkpoints to average: choose another file.")
-    if out.name == "last.pt" or (out.is_file() and "optimizer" in read_checkpoint(out, mmap=True)):
+    if out.resolve() in {p.resolve() for p in paths}:
+        raise ValueError(f"--out {out} is one of the checkpoints to average: choose another file.")
+    if out.name == "last.pt" or (out.is_file() and set(TRAINING_STATE) & read_checkpoint(out, mmap=True).keys()):  # resumable
         raise ValueError(f"--out {out} is where a run keeps the checkpoint it resumes from: choose another file.")
     write_checkpoint(out, average_checkpoints(paths))
     print(f"averaged {', '.join(p.name for p in paths)} into {out}; translate with: "

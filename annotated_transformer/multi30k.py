@@ -246,7 +246,7 @@ def run_recipe(
 
 @contextlib.contextmanager
 def hold_run_dir(out:Path):
-    "Keep `out` to this run while it trains: an exclusive lock on `out/.lock`, which ends with the run or its process."
+    "Reserve `out` for this run while it trains: an exclusive lock on `out/.lock`, released when the run or its process ends."
     out.mkdir(parents=True, exist_ok=True)
     with open(out / ".lock", "a+") as lock:
         if fcntl:

@@ -5,6 +5,7 @@ from annotated_transformer.data import MULTI30K_SPLITS, find_corpus_file, read_l
 
 
 def first_lines(multi30k: Path, split: str, lang: str, n: int) -> list[str]:
+    "The first `n` sentences of one side of a Multi30k split."
     return read_lines(find_corpus_file(multi30k, f"{split}.{lang}"))[:n]
 
 
