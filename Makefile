@@ -3,6 +3,7 @@
 #   make test    the test command: every notebook under nbdev-test, then pytest tests/
 #   make docs    the website, from the notebooks, into _docs/ (offline; no Quarto needed)
 #   make bench   our model against nn.Transformer: training, decoding, padding (a table, saved in runs/bench/)
+#   make lint    ruff check and ruff format --check, over the notebooks, tests/ and tools/
 #   make dist    the wheel and the source distribution, into dist/, checked by twine
 VENV ?= .venv
 BIN := $(VENV)/bin
@@ -12,7 +13,7 @@ TORCH_REQUIREMENT ?= torch==2.13.0
 TORCH_INDEX ?=
 NB_FLAGS ?= slow
 
-.PHONY: install demo export clean-nbs readme sync test test-slow docs bench dist
+.PHONY: install demo export clean-nbs readme sync lint format test test-slow docs bench dist
 
 $(BIN)/python:
 	python3 -m venv $(VENV)
@@ -42,10 +43,18 @@ readme: $(VENV)/.dev  ## regenerate README.md from nbs/index.ipynb
 
 sync: export clean-nbs readme  ## everything generated from the notebooks, regenerated
 
+lint: $(VENV)/.dev  ## ruff check and ruff format --check (settings in pyproject.toml; the package is generated, so not linted)
+	$(BIN)/ruff check
+	$(BIN)/ruff format --check
+
+format: $(VENV)/.dev  ## ruff format, and ruff check's safe fixes, applied to the notebooks, tests/ and tools/
+	$(BIN)/ruff check --fix-only
+	$(BIN)/ruff format
+
 docs: $(VENV)/.dev  ## the website into _docs/: open _docs/index.html, or serve it with python -m http.server -d _docs
 	$(BIN)/python tools/build_docs.py
 
-bench: $(VENV)/.package  ## the performance table of nbs/11_performance.ipynb; options: make bench BENCH_ARGS="--help"
+bench: $(VENV)/.package  ## the performance table of nbs/12_performance.ipynb; options: make bench BENCH_ARGS="--help"
 	$(BIN)/python -c "import sys; from annotated_transformer.bench import main; sys.exit(main(sys.argv[1:]))" $(BENCH_ARGS)
 
 dist: $(VENV)/.dev  ## wheel and sdist into dist/ (built with the setuptools installed, no network needed), then `twine check`

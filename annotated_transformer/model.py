@@ -18,7 +18,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from .attention import Dropout, MultiHeadedAttention, mha_from_torch
+from .attention import MultiHeadedAttention, mha_from_torch
 
 # %% ../nbs/01_model.ipynb #23a161cd
 class SublayerConnection(nn.Module):
@@ -29,7 +29,7 @@ class SublayerConnection(nn.Module):
         norm_first:bool=False, # True: pre-norm; False: the paper's post-norm
     ):
         super().__init__()
-        self.norm, self.dropout, self.norm_first = nn.LayerNorm(d_model), Dropout(dropout), norm_first
+        self.norm, self.dropout, self.norm_first = nn.LayerNorm(d_model), nn.Dropout(dropout), norm_first
 
     def forward(self,
         x:Tensor, # (batch, T, d_model)
@@ -47,7 +47,7 @@ class PositionwiseFeedForward(nn.Module):
         dropout:float=0.1, # dropout on the hidden activations
     ):
         super().__init__()
-        self.w_1, self.w_2, self.dropout = nn.Linear(d_model, d_ff), nn.Linear(d_ff, d_model), Dropout(dropout)
+        self.w_1, self.w_2, self.dropout = nn.Linear(d_model, d_ff), nn.Linear(d_ff, d_model), nn.Dropout(dropout)
 
     def forward(self, x:Tensor)->Tensor: # (batch, T, d_model) -> (batch, T, d_model)
         return self.w_2(self.dropout(self.w_1(x).relu()))  # Eq. (2); the hidden layer is (batch, T, d_ff)
@@ -202,7 +202,7 @@ class PositionalEncoding(nn.Module):
         max_len:int=5000, # longest sequence the table covers
     ):
         super().__init__()
-        self.dropout = Dropout(dropout)
+        self.dropout = nn.Dropout(dropout)
         position = torch.arange(max_len, dtype=torch.float64).unsqueeze(1)  # (max_len, 1)
         div_term = torch.exp(torch.arange(0, d_model, 2, dtype=torch.float64) * -(math.log(10000.0) / d_model))  # (d_model/2,)
         pe = torch.zeros(max_len, d_model, dtype=torch.float64)
@@ -223,7 +223,7 @@ class LearnedPositionalEncoding(nn.Module):
         max_len:int=5000, # number of positions with an embedding
     ):
         super().__init__()
-        self.dropout, self.pe = Dropout(dropout), nn.Embedding(max_len, d_model)
+        self.dropout, self.pe = nn.Dropout(dropout), nn.Embedding(max_len, d_model)
 
     def forward(self, x:Tensor)->Tensor: # (batch, T, d_model) -> (batch, T, d_model)
         _check_length(x.size(1), self.pe.num_embeddings)

@@ -7,11 +7,10 @@ Docs: https://annotated-transformer.github.io/annotated-transformer/training.htm
 # %% auto #0
 __all__ = ['SINGLE', 'Batch', 'rate', 'paper_optimizer', 'LabelSmoothing', 'batch_loss', 'TrainState', 'rng_states',
            'set_rng_states', 'write_checkpoint', 'save_checkpoint', 'read_checkpoint', 'load_checkpoint', 'Processes',
-           'keep_freed_memory', 'train']
+           'train']
 
 # %% ../nbs/02_training.ipynb #00c19f82
 import contextlib
-import ctypes
 import math
 import os
 import random
@@ -218,14 +217,6 @@ class Processes:
 
 SINGLE = Processes()
 
-# %% ../nbs/02_training.ipynb #988d43c2
-def keep_freed_memory()->bool: # whether the C library took the setting: True with glibc
-    "Make glibc's `malloc` keep freed memory for reuse, and serve large tensors from it, instead of fresh pages each time."
-    try: mallopt = ctypes.CDLL(None).mallopt  # the process's C library
-    except (AttributeError, OSError, TypeError): return False  # not glibc (macOS, musl, Windows)
-    M_TRIM_THRESHOLD, M_MMAP_THRESHOLD = -1, -3  # from glibc's <malloc.h>
-    return bool(mallopt(M_MMAP_THRESHOLD, 2**30)) and bool(mallopt(M_TRIM_THRESHOLD, 2**31 - 1))  # 1 GiB, 2 GiB
-
 # %% ../nbs/02_training.ipynb #07d85bcd
 def _record(state:TrainState, loss_sum:float, tokens:int, lr:float, seconds:float, elapsed:float)->dict:
     "One row of the training history, for the update just made."
@@ -257,7 +248,6 @@ def train(
     state = state or TrainState()
     done = lambda: (epochs is not None and state.epoch >= epochs) or (steps is not None and state.step >= steps)
     device, net = next(model.parameters()).device, processes.wrap(model)
-    if device.type == "cpu": keep_freed_memory()
     elapsed0 = state.records[-1]["elapsed_s"] if state.records else 0.0
     start = last = time.perf_counter()
     counts = [0.0, 0, 0]  # this process's loss, target tokens and sentence pairs in the update in progress
