@@ -16,95 +16,111 @@ from torch import Tensor, nn
 
 # %% ../nbs/00_attention.ipynb #1e2443f7
 def subsequent_mask(
-    size:int, # length T of the target sequence
-    device:torch.device|str|None=None, # where to create the mask
-)->Tensor: # (1, T, T) bool: entry [0, i, j] is True when position i may attend to position j
+    size: int,  # length T of the target sequence
+    device: torch.device | str | None = None,  # where to create the mask
+) -> Tensor:  # (1, T, T) bool: entry [0, i, j] is True when position i may attend to position j
     "Causal mask: position `i` may attend to positions `0..i` and not to any later one."
     return torch.ones(1, size, size, dtype=torch.bool, device=device).tril()
 
 # %% ../nbs/00_attention.ipynb #85887c34
 def padding_mask(
-    tokens:Tensor, # (batch, T) token ids
-    pad:int, # id of the padding token
-)->Tensor: # (batch, 1, T) bool: True at real tokens
+    tokens: Tensor,  # (batch, T) token ids
+    pad: int,  # id of the padding token
+) -> Tensor:  # (batch, 1, T) bool: True at real tokens
     "Mask that lets every query attend to the real tokens of `tokens` and to none of its padding."
     return (tokens != pad).unsqueeze(-2)  # (batch, 1, T): one row, broadcast over all queries
 
 # %% ../nbs/00_attention.ipynb #3050c10c
-def _check_mask(mask:Tensor|None):
+def _check_mask(mask: Tensor | None):
     "Raise a clear error for masks that do not follow the project's convention."
     if mask is not None and mask.dtype != torch.bool:
-        raise TypeError(f"Attention masks must be boolean, with True meaning 'may attend'; got dtype {mask.dtype}. "
-                        "Build them with `subsequent_mask` and `padding_mask`, or convert with `mask.bool()`.")
+        raise TypeError(
+            f"Attention masks must be boolean, with True meaning 'may attend'; got dtype {mask.dtype}. "
+            "Build them with `subsequent_mask` and `padding_mask`, or convert with `mask.bool()`."
+        )
 
 # %% ../nbs/00_attention.ipynb #223e54c1
 def attention(
-    query:Tensor, # (..., T_q, d_k)
-    key:Tensor, # (..., T_k, d_k)
-    value:Tensor, # (..., T_k, d_v)
-    mask:Tensor|None=None, # bool, broadcastable to (..., T_q, T_k); True means "may attend"
-    dropout:nn.Module|None=None, # applied to the attention weights
-)->tuple[Tensor, Tensor]: # output (..., T_q, d_v) and weights (..., T_q, T_k)
+    query: Tensor,  # (..., T_q, d_k)
+    key: Tensor,  # (..., T_k, d_k)
+    value: Tensor,  # (..., T_k, d_v)
+    mask: Tensor | None = None,  # bool, broadcastable to (..., T_q, T_k); True means "may attend"
+    dropout: nn.Module | None = None,  # applied to the attention weights
+) -> tuple[Tensor, Tensor]:  # output (..., T_q, d_v) and weights (..., T_q, T_k)
     "Scaled dot-product attention, Eq. (1): the output and the attention weights."
     _check_mask(mask)
     d_k = query.size(-1)
     scores = query @ key.transpose(-2, -1) / math.sqrt(d_k)  # Eq. (1): QK^T / sqrt(d_k), (..., T_q, T_k)
-    if mask is not None: scores = scores.masked_fill(~mask, torch.finfo(scores.dtype).min)
+    if mask is not None:
+        scores = scores.masked_fill(~mask, torch.finfo(scores.dtype).min)
     p_attn = scores.softmax(dim=-1)  # Eq. (1): softmax over the keys, (..., T_q, T_k)
-    if dropout is not None: p_attn = dropout(p_attn)
+    if dropout is not None:
+        p_attn = dropout(p_attn)
     return p_attn @ value, p_attn  # (..., T_q, d_v), (..., T_q, T_k)
 
 # %% ../nbs/00_attention.ipynb #8715472a
 class MultiHeadedAttention(nn.Module):
     "Multi-head attention (§3.2.2): `h` heads of scaled dot-product attention in parallel."
-    def __init__(self,
-        h:int, # number of heads
-        d_model:int, # model width
-        dropout:float=0.1, # dropout on the attention weights
-        d_k:int|None=None, # query and key width of each head; None: d_model / h, the paper's choice
-        d_v:int|None=None, # value width of each head; None: d_model / h
+
+    def __init__(
+        self,
+        h: int,  # number of heads
+        d_model: int,  # model width
+        dropout: float = 0.1,  # dropout on the attention weights
+        d_k: int | None = None,  # query and key width of each head; None: d_model / h, the paper's choice
+        d_v: int | None = None,  # value width of each head; None: d_model / h
     ):
         super().__init__()
         if (d_k is None or d_v is None) and d_model % h:
             raise ValueError(f"d_model={d_model} must be divisible by the number of heads h={h}, or give d_k and d_v.")
         self.h, self.d_k, self.d_v = h, d_k or d_model // h, d_v or d_model // h
-        self.w_q, self.w_k = (nn.Linear(d_model, h * self.d_k) for _ in range(2))  # W_i^Q (W_i^K) of every head, side by side
+        self.w_q, self.w_k = (
+            nn.Linear(d_model, h * self.d_k) for _ in range(2)
+        )  # W_i^Q (W_i^K) of every head, side by side
         self.w_v, self.w_o = nn.Linear(d_model, h * self.d_v), nn.Linear(h * self.d_v, d_model)
         self.dropout = nn.Dropout(dropout)
         self.fused, self.attn = True, None  # fused: PyTorch's kernel; off: ours, its last weights kept in .attn
 
-    def split_heads(self, x:Tensor)->Tensor: # (batch, T, h * d) -> (batch, h, T, d), d = d_k or d_v
+    def split_heads(self, x: Tensor) -> Tensor:  # (batch, T, h * d) -> (batch, h, T, d), d = d_k or d_v
         "Cut projected vectors into `h` slices, one per head."
         return x.view(x.size(0), x.size(1), self.h, -1).transpose(1, 2)  # (batch, T, h, d) -> (batch, h, T, d)
 
-    def attend(self,
-        q:Tensor, # (batch, h, T_q, d_k) projected queries
-        k:Tensor, # (batch, h, T_k, d_k) projected keys
-        v:Tensor, # (batch, h, T_k, d_v) projected values
-        mask:Tensor|None=None, # bool (batch or 1, T_q or 1, T_k); True means "may attend"
-    )->Tensor: # (batch, T_q, d_model)
+    def attend(
+        self,
+        q: Tensor,  # (batch, h, T_q, d_k) projected queries
+        k: Tensor,  # (batch, h, T_k, d_k) projected keys
+        v: Tensor,  # (batch, h, T_k, d_v) projected values
+        mask: Tensor | None = None,  # bool (batch or 1, T_q or 1, T_k); True means "may attend"
+    ) -> Tensor:  # (batch, T_q, d_model)
         "Attention in every head, then Concat and W^O."
-        if mask is not None: mask = mask.unsqueeze(1)  # (batch, 1, T_q or 1, T_k): the same for every head
-        if self.fused: x = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=self.dropout.p if self.training else 0.0)
+        if mask is not None:
+            mask = mask.unsqueeze(1)  # (batch, 1, T_q or 1, T_k): the same for every head
+        if self.fused:
+            x = F.scaled_dot_product_attention(
+                q, k, v, attn_mask=mask, dropout_p=self.dropout.p if self.training else 0.0
+            )
         else:
             x, attn = attention(q, k, v, mask, self.dropout)  # (batch, h, T_q, d_v)
             self.attn = attn.detach()
         x = x.transpose(1, 2).reshape(q.size(0), -1, self.h * self.d_v)  # Concat(head_1..head_h): (batch, T_q, h * d_v)
         return self.w_o(x)
 
-    def forward(self,
-        query:Tensor, # (batch, T_q, d_model)
-        key:Tensor, # (batch, T_k, d_model)
-        value:Tensor, # (batch, T_k, d_model)
-        mask:Tensor|None=None, # bool (batch or 1, T_q or 1, T_k); True means "may attend"
-    )->Tensor: # (batch, T_q, d_model)
+    def forward(
+        self,
+        query: Tensor,  # (batch, T_q, d_model)
+        key: Tensor,  # (batch, T_k, d_model)
+        value: Tensor,  # (batch, T_k, d_model)
+        mask: Tensor | None = None,  # bool (batch or 1, T_q or 1, T_k); True means "may attend"
+    ) -> Tensor:  # (batch, T_q, d_model)
         _check_mask(mask)
-        return self.attend(self.split_heads(self.w_q(query)), self.split_heads(self.w_k(key)), self.split_heads(self.w_v(value)), mask)
+        return self.attend(
+            self.split_heads(self.w_q(query)), self.split_heads(self.w_k(key)), self.split_heads(self.w_v(value)), mask
+        )
 
 # %% ../nbs/00_attention.ipynb #c2ce5ead
 def mha_from_torch(
-    torch_mha:nn.MultiheadAttention, # with equal query, key and value widths and with biases
-)->MultiHeadedAttention:
+    torch_mha: nn.MultiheadAttention,  # with equal query, key and value widths and with biases
+) -> MultiHeadedAttention:
     "Our `MultiHeadedAttention` holding a copy of the weights of PyTorch's `torch_mha`."
     if torch_mha.in_proj_weight is None or torch_mha.in_proj_bias is None:
         raise ValueError("Only nn.MultiheadAttention with kdim == vdim == embed_dim and bias=True can be converted.")

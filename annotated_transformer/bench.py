@@ -28,146 +28,200 @@ from .cpu import FastDropout, keep_freed_memory, use_cpu_speedups
 from .data import PAD, TokenBudgetSampler, batch_loader, load_multi30k
 from .decoding import BeamSearch
 from .model import EncoderDecoder, TransformerConfig, build_model, load_torch_layer
-from .multi30k import MULTI30K, PRECISIONS, Translator, autocast_dtype, prepare_multi30k, translation_model
+from annotated_transformer.multi30k import (
+    MULTI30K,
+    PRECISIONS,
+    Translator,
+    autocast_dtype,
+    prepare_multi30k,
+    translation_model,
+)
 from .training import Batch, LabelSmoothing, batch_loss, paper_optimizer
 
 # %% ../nbs/12_performance.ipynb #acf7a3ce
 class TorchEncoder(nn.Module):
     "PyTorch's `nn.TransformerEncoder` with the interface and mask convention of our `Encoder`."
-    def __init__(self, stack:nn.TransformerEncoder):
+
+    def __init__(self, stack: nn.TransformerEncoder):
         super().__init__()
         self.stack = stack
 
-    def forward(self, x:Tensor, mask:Tensor)->Tensor: # (batch, T, d_model), (batch, 1, T) True = may attend
+    def forward(self, x: Tensor, mask: Tensor) -> Tensor:  # (batch, T, d_model), (batch, 1, T) True = may attend
         return self.stack(x, src_key_padding_mask=~mask[:, 0])  # PyTorch's: True = padding
 
 # %% ../nbs/12_performance.ipynb #2a5681d4
 class TorchDecoder(nn.Module):
     "PyTorch's `nn.TransformerDecoder` with the interface and mask convention of our `Decoder`."
-    def __init__(self, stack:nn.TransformerDecoder):
+
+    def __init__(self, stack: nn.TransformerDecoder):
         super().__init__()
         self.stack = stack
 
-    def forward(self,
-        x:Tensor, # (batch, T_tgt, d_model)
-        memory:Tensor, # (batch, T_src, d_model)
-        src_mask:Tensor, # (batch, 1, T_src) True = may attend
-        tgt_mask:Tensor, # (batch, T_tgt, T_tgt) padding and causal, True = may attend
-    )->Tensor: # (batch, T_tgt, d_model)
+    def forward(
+        self,
+        x: Tensor,  # (batch, T_tgt, d_model)
+        memory: Tensor,  # (batch, T_src, d_model)
+        src_mask: Tensor,  # (batch, 1, T_src) True = may attend
+        tgt_mask: Tensor,  # (batch, T_tgt, T_tgt) padding and causal, True = may attend
+    ) -> Tensor:  # (batch, T_tgt, d_model)
         causal = ~subsequent_mask(x.size(1), x.device)[0]  # (T_tgt, T_tgt) True = may not attend
-        return self.stack(x, memory, tgt_mask=causal, tgt_is_causal=True,
-                          tgt_key_padding_mask=~tgt_mask[:, -1], memory_key_padding_mask=~src_mask[:, 0])  # last row: the padding
+        return self.stack(
+            x,
+            memory,
+            tgt_mask=causal,
+            tgt_is_causal=True,
+            tgt_key_padding_mask=~tgt_mask[:, -1],
+            memory_key_padding_mask=~src_mask[:, 0],
+        )  # last row: the padding
 
 # %% ../nbs/12_performance.ipynb #c20f8e8f
-def torch_transformer(config:TransformerConfig)->EncoderDecoder:
+def torch_transformer(config: TransformerConfig) -> EncoderDecoder:
     "`build_model(config)` with PyTorch's `nn.Transformer` stacks in place of ours."
     c = config
     theirs = nn.Transformer(c.d_model, c.h, c.N, c.N, c.d_ff, c.dropout, batch_first=True, norm_first=c.norm_first)
-    if not c.norm_first: theirs.encoder.norm = theirs.decoder.norm = None  # post-norm stacks end with a layer's norm
+    if not c.norm_first:
+        theirs.encoder.norm = theirs.decoder.norm = None  # post-norm stacks end with a layer's norm
     model = build_model(c)
     model.encoder, model.decoder = TorchEncoder(theirs.encoder), TorchDecoder(theirs.decoder)
     return model
 
 # %% ../nbs/12_performance.ipynb #b40995b5
 def load_same_weights(
-    ours:EncoderDecoder, # from `build_model`
-    theirs:EncoderDecoder, # from `torch_transformer`, of the same config
-)->EncoderDecoder: # `ours`
+    ours: EncoderDecoder,  # from `build_model`
+    theirs: EncoderDecoder,  # from `torch_transformer`, of the same config
+) -> EncoderDecoder:  # `ours`
     "Give our model the weights of PyTorch's: every layer (the model notebook's `load_torch_layer`), the embeddings and the generator."
     for our_stack, their_stack in ((ours.encoder, theirs.encoder), (ours.decoder, theirs.decoder)):
-        for our_layer, their_layer in zip(our_stack.layers, their_stack.stack.layers, strict=True): load_torch_layer(our_layer, their_layer)
-    for part in ("src_embed", "tgt_embed", "generator"): getattr(ours, part).load_state_dict(getattr(theirs, part).state_dict())
+        for our_layer, their_layer in zip(our_stack.layers, their_stack.stack.layers, strict=True):
+            load_torch_layer(our_layer, their_layer)
+    for part in ("src_embed", "tgt_embed", "generator"):
+        getattr(ours, part).load_state_dict(getattr(theirs, part).state_dict())
     return ours
 
 # %% ../nbs/12_performance.ipynb #0586fcf7
-def _sync(device:torch.device):
-    if device.type == "cuda": torch.cuda.synchronize(device)
+def _sync(device: torch.device):
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+
 
 def training_speed(
-    model:EncoderDecoder,
-    batches:list[Batch], # on the model's device
-    repeats:int=5, # timed passes over `batches`
-    autocast:torch.dtype|None=None, # e.g. torch.bfloat16 for mixed precision
-)->list[float]: # non-padding target tokens per second, one figure per pass
+    model: EncoderDecoder,
+    batches: list[Batch],  # on the model's device
+    repeats: int = 5,  # timed passes over `batches`
+    autocast: torch.dtype | None = None,  # e.g. torch.bfloat16 for mixed precision
+) -> list[float]:  # non-padding target tokens per second, one figure per pass
     "The speed of full training steps (forward, loss, backward, Adam) over `batches`."
     device = next(model.parameters()).device
     criterion = LabelSmoothing(model.generator.proj.out_features, PAD, 0.1)
     optimizer, scheduler = paper_optimizer(model, model.config.d_model)
-    def step(batch:Batch):  # what `train` does per batch, without its logging, checkpoints and per-batch loss.item()
+
+    def step(batch: Batch):  # what `train` does per batch, without its logging, checkpoints and per-batch loss.item()
         with torch.autocast(device.type, dtype=autocast, enabled=autocast is not None):
             loss = batch_loss(model, criterion, batch)
         loss.backward()
         optimizer.step()
         optimizer.zero_grad(set_to_none=True)
         scheduler.step()
+
     model.train()
     step(batches[0])  # warm-up, untimed
     tokens, rates = sum(b.ntokens for b in batches), []
     for _ in range(repeats):
         _sync(device)
         start = time.perf_counter()
-        for batch in batches: step(batch)
+        for batch in batches:
+            step(batch)
         _sync(device)
         rates.append(tokens / (time.perf_counter() - start))
     return rates
 
 # %% ../nbs/12_performance.ipynb #1fd73b7a
-def _resident_bytes()->int:
+def _resident_bytes() -> int:
     "The process's resident memory now (Linux)."
     return int(Path("/proc/self/statm").read_text().split()[1]) * resource.getpagesize()
 
-def _measure_training(kind:str, config:TransformerConfig, batches:list[Batch], repeats:int, threads:int,
-                      device:str, autocast:torch.dtype|None, keep_memory:bool)->dict:
+
+def _measure_training(
+    kind: str,
+    config: TransformerConfig,
+    batches: list[Batch],
+    repeats: int,
+    threads: int,
+    device: str,
+    autocast: torch.dtype | None,
+    keep_memory: bool,
+) -> dict:
     "One model's training speed and peak memory; run in a fresh process by `measure_training`."
     torch.set_num_threads(threads)
-    if keep_memory and device == "cpu": keep_freed_memory()
+    if keep_memory and device == "cpu":
+        keep_freed_memory()
     torch.manual_seed(0)
     model = MODELS[kind](config, device)
     batches = [b.to(device) for b in batches]
-    if device.startswith("cuda"): torch.cuda.reset_peak_memory_stats(device)
+    if device.startswith("cuda"):
+        torch.cuda.reset_peak_memory_stats(device)
     before = _resident_bytes()
     rates = training_speed(model, batches, repeats, autocast)
-    peak = (torch.cuda.max_memory_allocated(device) if device.startswith("cuda")
-            else resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 - before)  # ru_maxrss is in KiB on Linux
-    return {"tokens/s": statistics.median(rates), "spread": (max(rates) - min(rates)) / statistics.median(rates),
-            "peak MiB": peak / 2**20}
+    peak = (
+        torch.cuda.max_memory_allocated(device)
+        if device.startswith("cuda")
+        else resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 - before
+    )  # ru_maxrss is in KiB on Linux
+    return {
+        "tokens/s": statistics.median(rates),
+        "spread": (max(rates) - min(rates)) / statistics.median(rates),
+        "peak MiB": peak / 2**20,
+    }
 
 # %% ../nbs/12_performance.ipynb #73ad92e6
 MODELS = {  # how to build each, from a config, on a device
     "ours": lambda config, device: use_cpu_speedups(build_model(config).to(device)),  # as the recipes train it
     "ours, no CPU speed-ups": lambda config, device: build_model(config).to(device),  # as notebooks 00 and 01 build it
-    "nn.Transformer": lambda config, device: torch_transformer(config).to(device)}
+    "nn.Transformer": lambda config, device: torch_transformer(config).to(device),
+}
+
 
 def measure_training(
-    kind:str, # a name in `MODELS`
-    config:TransformerConfig,
-    batches:list[Batch],
-    repeats:int=5,
-    threads:int|None=None, # CPU threads; None: PyTorch's default here
-    device:str="cpu",
-    autocast:torch.dtype|None=None,
-    keep_memory:bool=True, # on a CPU, call `keep_freed_memory` first, as the command line does
-)->dict: # median tokens/s, the relative spread of the passes, peak memory in MiB
+    kind: str,  # a name in `MODELS`
+    config: TransformerConfig,
+    batches: list[Batch],
+    repeats: int = 5,
+    threads: int | None = None,  # CPU threads; None: PyTorch's default here
+    device: str = "cpu",
+    autocast: torch.dtype | None = None,
+    keep_memory: bool = True,  # on a CPU, call `keep_freed_memory` first, as the command line does
+) -> dict:  # median tokens/s, the relative spread of the passes, peak memory in MiB
     "Training speed and peak memory of one model, measured in a fresh process."
-    if kind not in MODELS: raise ValueError(f"kind must be one of {list(MODELS)}, not {kind!r}.")
-    from annotated_transformer.bench import _measure_training  # the child imports it from the package: spawn pickles by name
+    if kind not in MODELS:
+        raise ValueError(f"kind must be one of {list(MODELS)}, not {kind!r}.")
+    from annotated_transformer.bench import (
+        _measure_training,
+    )  # the child imports it from the package: spawn pickles by name
+
     args = (kind, config, batches, repeats, threads or torch.get_num_threads(), device, autocast, keep_memory)
-    with multiprocessing.get_context("spawn").Pool(1) as pool: return pool.apply(_measure_training, args)
+    with multiprocessing.get_context("spawn").Pool(1) as pool:
+        return pool.apply(_measure_training, args)
 
 # %% ../nbs/12_performance.ipynb #fde9062d
 def training_flops(
-    config:TransformerConfig,
-    src_tokens:int, tgt_tokens:int, # real (non-padding) tokens on each side
-)->int: # model FLOPs of one training step: 6 per weight per token it acts on
+    config: TransformerConfig,
+    src_tokens: int,
+    tgt_tokens: int,  # real (non-padding) tokens on each side
+) -> int:  # model FLOPs of one training step: 6 per weight per token it acts on
     "The FLOPs of the weight products of a forward and backward pass over this many tokens."
     d, N = config.d_model, config.N
     d_k, d_v = config.d_k or d // config.h, config.d_v or d // config.h
     attention, feed_forward = 2 * d * config.h * (d_k + d_v), 2 * d * config.d_ff  # W^Q, W^K, W^V, W^O; two layers
-    per_src = N * (attention + feed_forward) + N * attention // 2  # the encoder; W^K, W^V of the decoder's source attention
-    per_tgt = N * (attention + attention // 2 + feed_forward) + d * config.tgt_vocab  # the rest of the decoder; the generator
+    per_src = (
+        N * (attention + feed_forward) + N * attention // 2
+    )  # the encoder; W^K, W^V of the decoder's source attention
+    per_tgt = (
+        N * (attention + attention // 2 + feed_forward) + d * config.tgt_vocab
+    )  # the rest of the decoder; the generator
     return 6 * (per_src * src_tokens + per_tgt * tgt_tokens)
 
-def flops_per_target_token(config:TransformerConfig, batches:list[Batch])->float:
+
+def flops_per_target_token(config: TransformerConfig, batches: list[Batch]) -> float:
     "Training FLOPs per real target token, over `batches` (their source tokens included)."
     src_tokens = sum(int(b.src_mask.sum()) for b in batches)
     tgt_tokens = sum(b.ntokens for b in batches)
@@ -175,44 +229,57 @@ def flops_per_target_token(config:TransformerConfig, batches:list[Batch])->float
 
 # %% ../nbs/12_performance.ipynb #a2d4fb70
 def decoding_speeds(
-    model:EncoderDecoder,
-    batches:list[Batch], # e.g. the batches of `Translator.source_batches`, on the model's device
-    searches:dict[str, BeamSearch], # by name
-    repeats:int=3,
-)->dict[str, float]: # sentences per second of each search, the median of its repeats
+    model: EncoderDecoder,
+    batches: list[Batch],  # e.g. the batches of `Translator.source_batches`, on the model's device
+    searches: dict[str, BeamSearch],  # by name
+    repeats: int = 3,
+) -> dict[str, float]:  # sentences per second of each search, the median of its repeats
     "How fast each search decodes every batch (the search alone: no tokenizing), their timed passes taken in turn."
     model.eval()
     sentences, rates = sum(len(b.src) for b in batches), {name: [] for name in searches}
     with torch.inference_mode():
-        for search in searches.values(): search(model, batches[0].src, batches[0].src_mask)  # warm-up, untimed
+        for search in searches.values():
+            search(model, batches[0].src, batches[0].src_mask)  # warm-up, untimed
         for _ in range(repeats):
             for name, search in searches.items():
                 start = time.perf_counter()
-                for b in batches: search(model, b.src, b.src_mask)
+                for b in batches:
+                    search(model, b.src, b.src_mask)
                 rates[name].append(sentences / (time.perf_counter() - start))
     return {name: statistics.median(r) for name, r in rates.items()}
 
 # %% ../nbs/12_performance.ipynb #b849eeef
 def padding_comparison(
-    src_lengths:list[int], tgt_lengths:list[int], # tokens per sentence, specials included
-    max_tokens:int, # our batches' token budget
-)->dict: # the share of padding in our batches, and with every sentence padded to the longest
+    src_lengths: list[int],
+    tgt_lengths: list[int],  # tokens per sentence, specials included
+    max_tokens: int,  # our batches' token budget
+) -> dict:  # the share of padding in our batches, and with every sentence padded to the longest
     "The padding of length-bucketed batches against padding to one fixed length."
     ours = TokenBudgetSampler(src_lengths, tgt_lengths, max_tokens).padding_fraction()
     fixed = 1 - (sum(src_lengths) + sum(tgt_lengths)) / (len(src_lengths) * (max(src_lengths) + max(tgt_lengths)))
     return {"our batches": ours, "fixed length": fixed}
 
 # %% ../nbs/12_performance.ipynb #533505ea
-def _row(measurement:str, ours:str, value:float, against:str, baseline:float)->dict:
-    return {"measurement": measurement, "ours": ours, "value": value, "against": against, "baseline": baseline,
-            "ratio": value / baseline if baseline else float("nan")}
+def _row(measurement: str, ours: str, value: float, against: str, baseline: float) -> dict:
+    return {
+        "measurement": measurement,
+        "ours": ours,
+        "value": value,
+        "against": against,
+        "baseline": baseline,
+        "ratio": value / baseline if baseline else float("nan"),
+    }
 
-def _training_rows(name:str, config:TransformerConfig, batches:list[Batch], **kw)->list[dict]:
+
+def _training_rows(name: str, config: TransformerConfig, batches: list[Batch], **kw) -> list[dict]:
     ours, theirs = (measure_training(kind, config, batches, **kw) for kind in ("ours", "nn.Transformer"))
-    return [_row(f"training, {name}: target tokens/s", "ours", ours["tokens/s"], "nn.Transformer", theirs["tokens/s"]),
-            _row(f"training, {name}: peak memory (MiB)", "ours", ours["peak MiB"], "nn.Transformer", theirs["peak MiB"])]
+    return [
+        _row(f"training, {name}: target tokens/s", "ours", ours["tokens/s"], "nn.Transformer", theirs["tokens/s"]),
+        _row(f"training, {name}: peak memory (MiB)", "ours", ours["peak MiB"], "nn.Transformer", theirs["peak MiB"]),
+    ]
 
-def _decoding_rows(checkpoint:Path, data_dir:str|Path|None, device:str, repeats:int)->list[dict]:
+
+def _decoding_rows(checkpoint: Path, data_dir: str | Path | None, device: str, repeats: int) -> list[dict]:
     translator = Translator.from_checkpoint(checkpoint, torch.device(device))
     sources = [src for src, _ in load_multi30k("test_2016_flickr", data_dir)]
     batches = [b for _, b in translator.source_batches(sources)]
@@ -220,67 +287,104 @@ def _decoding_rows(checkpoint:Path, data_dir:str|Path|None, device:str, repeats:
     for name, beam in (("greedy", 1), ("beam 4", 4)):
         searches = {"incremental": BeamSearch(beam), "full recompute": BeamSearch(beam, incremental=False)}
         rates = decoding_speeds(translator.model, batches, searches, repeats)
-        rows.append(_row(f"decoding, {name}: sentences/s ({len(sources)} test sentences)", "incremental", rates["incremental"],
-                         "full recompute", rates["full recompute"]))
+        rows.append(
+            _row(
+                f"decoding, {name}: sentences/s ({len(sources)} test sentences)",
+                "incremental",
+                rates["incremental"],
+                "full recompute",
+                rates["full recompute"],
+            )
+        )
     return rows
 
 # %% ../nbs/12_performance.ipynb #f3a7a31e
 def benchmark(
-    data_dir:str|Path|None=None, # Multi30k, as `load_multi30k` finds it
-    checkpoint:str|Path|None=None, # a trained Multi30k model for the decoding rows; None or missing: no decoding rows
-    n_batches:int=4, # training batches per pass
-    repeats:int=3, # timed passes over the training batches, and over the test set
-    threads:int|None=None, # CPU threads; None: PyTorch's default
-    device:str="cpu",
-    autocast:torch.dtype|None=None, # e.g. torch.bfloat16; None: full precision
-)->pd.DataFrame:
+    data_dir: str | Path | None = None,  # Multi30k, as `load_multi30k` finds it
+    checkpoint: str
+    | Path
+    | None = None,  # a trained Multi30k model for the decoding rows; None or missing: no decoding rows
+    n_batches: int = 4,  # training batches per pass
+    repeats: int = 3,  # timed passes over the training batches, and over the test set
+    threads: int | None = None,  # CPU threads; None: PyTorch's default
+    device: str = "cpu",
+    autocast: torch.dtype | None = None,  # e.g. torch.bfloat16; None: full precision
+) -> pd.DataFrame:
     "Training throughput and memory against `nn.Transformer`, decoding with and without the cache, and padding."
-    if threads: torch.set_num_threads(threads)
+    if threads:
+        torch.set_num_threads(threads)
     data = prepare_multi30k(MULTI30K, data_dir)
     loader = batch_loader(*data.splits["train"], MULTI30K.max_tokens)
     batches = [b for b, _ in zip(loader, range(n_batches))]
     multi30k = translation_model(MULTI30K, data).config
-    configs = {"Multi30k config": multi30k, "base config": TransformerConfig.base(multi30k.src_vocab, multi30k.tgt_vocab)}
+    configs = {
+        "Multi30k config": multi30k,
+        "base config": TransformerConfig.base(multi30k.src_vocab, multi30k.tgt_vocab),
+    }
     kw = dict(repeats=repeats, threads=threads, device=device, autocast=autocast)
     rows = [row for name, config in configs.items() for row in _training_rows(name, config, batches, **kw)]
-    if checkpoint and Path(checkpoint).exists(): rows += _decoding_rows(Path(checkpoint), data_dir, device, repeats)
+    if checkpoint and Path(checkpoint).exists():
+        rows += _decoding_rows(Path(checkpoint), data_dir, device, repeats)
     lengths = [[len(s) for s in side] for side in data.splits["train"]]
     padding = padding_comparison(*lengths, MULTI30K.max_tokens)
-    rows.append(_row("padding share of the training batches", "our batches", padding["our batches"], "fixed length", padding["fixed length"]))
+    rows.append(
+        _row(
+            "padding share of the training batches",
+            "our batches",
+            padding["our batches"],
+            "fixed length",
+            padding["fixed length"],
+        )
+    )
     return pd.DataFrame(rows)
 
 # %% ../nbs/12_performance.ipynb #9f2c4d4f
-def _device_name(device:str)->str:
-    if device.startswith("cuda"): return torch.cuda.get_device_name(torch.device(device))
-    cpu = [l.split(":", 1)[1].strip() for l in Path("/proc/cpuinfo").read_text().splitlines() if l.startswith("model name")]
+def _device_name(device: str) -> str:
+    if device.startswith("cuda"):
+        return torch.cuda.get_device_name(torch.device(device))
+    cpu = [
+        line.split(":", 1)[1].strip()
+        for line in Path("/proc/cpuinfo").read_text().splitlines()
+        if line.startswith("model name")
+    ]
     return f"{cpu[0] if cpu else 'CPU'}, {torch.get_num_threads()} threads"
 
-def format_table(table:pd.DataFrame)->str:
+
+def format_table(table: pd.DataFrame) -> str:
     "The benchmark's table as aligned text: large figures as integers, the rest to three digits."
     return table.to_string(index=False, float_format=lambda v: f"{v:,.0f}" if abs(v) >= 100 else f"{v:.3g}")
 
 # %% ../nbs/12_performance.ipynb #d29e8a31
-def main(argv:list[str]|None=None)->int: # the exit status: 2 after an error a user can fix (no data, say)
+def main(argv: list[str] | None = None) -> int:  # the exit status: 2 after an error a user can fix (no data, say)
     "The `make bench` command: run `benchmark`, print its table and save it."
     parser = argparse.ArgumentParser(description="Our Transformer against nn.Transformer: training, decoding, padding.")
     parser.add_argument("--data-dir", help="Multi30k's files (default: as load_multi30k finds them)")
-    parser.add_argument("--checkpoint", default="runs/multi30k/last.pt", help="a trained Multi30k model, for the decoding rows")
+    parser.add_argument(
+        "--checkpoint", default="runs/multi30k/last.pt", help="a trained Multi30k model, for the decoding rows"
+    )
     parser.add_argument("--out", default="runs/bench", help="the folder the table is saved in")
     parser.add_argument("--threads", type=int, help="CPU threads (default: PyTorch's)")
     parser.add_argument("--repeats", type=int, default=3, help="timed passes per measurement")
     parser.add_argument("--batches", type=int, default=4, help="training batches per pass")
     parser.add_argument("--device", default="cpu", help="cpu or cuda")
-    parser.add_argument("--precision", choices=PRECISIONS, default=MULTI30K.precision,
-                        help="as the recipe's (default: the recipe's own): bf16 is bfloat16 autocast, auto is bf16 where native")
+    parser.add_argument(
+        "--precision",
+        choices=PRECISIONS,
+        default=MULTI30K.precision,
+        help="as the recipe's (default: the recipe's own): bf16 is bfloat16 autocast, auto is bf16 where native",
+    )
     args = parser.parse_args(argv)
     return report_errors("make bench", lambda: _save_benchmark(args))
 
-def _save_benchmark(args:argparse.Namespace):
+
+def _save_benchmark(args: argparse.Namespace):
     "Run the benchmark `args` describe; print its table and save it."
     autocast = autocast_dtype(args.precision, torch.device(args.device))
     table = benchmark(args.data_dir, args.checkpoint, args.batches, args.repeats, args.threads, args.device, autocast)
-    text = (f"{date.today()}, {_device_name(args.device)}, torch {torch.__version__}, {autocast or torch.float32}\n"
-            f"{format_table(table)}\n")
+    text = (
+        f"{date.today()}, {_device_name(args.device)}, torch {torch.__version__}, {autocast or torch.float32}\n"
+        f"{format_table(table)}\n"
+    )
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     (out / "benchmark.txt").write_text(text)

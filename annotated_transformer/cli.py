@@ -25,8 +25,16 @@ from .cpu import keep_freed_memory
 from .data import MULTI30K_SPLITS, DownloadError, read_parallel
 from .decoding import TRAINING_STATE, BeamSearch, average_checkpoints, last_checkpoints
 from .distributed import distributed
-from .multi30k import (MULTI30K, PRECISIONS, VOCABULARIES, Recipe, Translator, evaluate, evaluate_pairs,
-                                            train_multi30k)
+from annotated_transformer.multi30k import (
+    MULTI30K,
+    PRECISIONS,
+    VOCABULARIES,
+    Recipe,
+    Translator,
+    evaluate,
+    evaluate_pairs,
+    train_multi30k,
+)
 from .training import read_checkpoint, write_checkpoint
 from .wmt import WMT14, WMT14_FILES, evaluate_wmt14, train_wmt14
 
@@ -34,173 +42,271 @@ from .wmt import WMT14, WMT14_FILES, evaluate_wmt14, train_wmt14
 @dataclasses.dataclass(frozen=True)
 class Corpus:
     "What the commands need to know about a corpus."
-    recipe:Recipe # the default recipe
-    train:Callable # (out, recipe, data_dir, resume, keep, device, progress) -> TrainState
-    evaluate:Callable # (translator, split, data_dir, progress) -> (scores, translations)
-    splits:tuple # the splits `evaluate` scores
-    test_split:str # the default one
-    about:str # for the help
-    data_help:str # where --data-dir defaults to
+
+    recipe: Recipe  # the default recipe
+    train: Callable  # (out, recipe, data_dir, resume, keep, device, progress) -> TrainState
+    evaluate: Callable  # (translator, split, data_dir, progress) -> (scores, translations)
+    splits: tuple  # the splits `evaluate` scores
+    test_split: str  # the default one
+    about: str  # for the help
+    data_help: str  # where --data-dir defaults to
+
 
 CORPORA = {
-    "multi30k": Corpus(MULTI30K, train_multi30k, evaluate, MULTI30K_SPLITS, "test_2016_flickr", "German→English on Multi30k",
-                       "Multi30k files (default: $MULTI30K_DIR, else downloaded once)"),
-    "wmt14": Corpus(WMT14, train_wmt14, evaluate_wmt14, tuple(WMT14_FILES), "test",
-                    "English→German on WMT 2014, the paper's base recipe", "WMT 2014 files (default: $WMT14_DIR, else the "
-                    "Hugging Face wmt14 dataset where `datasets` is installed)"),
+    "multi30k": Corpus(
+        MULTI30K,
+        train_multi30k,
+        evaluate,
+        MULTI30K_SPLITS,
+        "test_2016_flickr",
+        "German→English on Multi30k",
+        "Multi30k files (default: $MULTI30K_DIR, else downloaded once)",
+    ),
+    "wmt14": Corpus(
+        WMT14,
+        train_wmt14,
+        evaluate_wmt14,
+        tuple(WMT14_FILES),
+        "test",
+        "English→German on WMT 2014, the paper's base recipe",
+        "WMT 2014 files (default: $WMT14_DIR, else the Hugging Face wmt14 dataset where `datasets` is installed)",
+    ),
 }
 
 # %% ../nbs/11_cli.ipynb #0f76d09c
-def _add_recipe_options(parser:argparse.ArgumentParser, recipe:Recipe, notebook:str):
+def _add_recipe_options(parser: argparse.ArgumentParser, recipe: Recipe, notebook: str):
     "One option per recipe field, --field-name, typed and defaulting like the field."
     group = parser.add_argument_group(f"recipe (defaults: the {notebook} notebook's)")
     for f in dataclasses.fields(recipe):
         default = getattr(recipe, f.name)
         choices = {"precision": PRECISIONS, "vocabulary": VOCABULARIES}.get(f.name)
         if f.type is bool:  # --name / --no-name
-            group.add_argument("--" + f.name.replace("_", "-"), action=argparse.BooleanOptionalAction, default=default,
-                               dest=f.name, help=f"default: {default}")
-        else: group.add_argument("--" + f.name.replace("_", "-"), type=f.type, default=default, dest=f.name, choices=choices,
-                                 metavar="{" + ",".join(choices) + "}" if choices else f.type.__name__.upper(),
-                                 help=f"default: {default}")
+            group.add_argument(
+                "--" + f.name.replace("_", "-"),
+                action=argparse.BooleanOptionalAction,
+                default=default,
+                dest=f.name,
+                help=f"default: {default}",
+            )
+        else:
+            group.add_argument(
+                "--" + f.name.replace("_", "-"),
+                type=f.type,
+                default=default,
+                dest=f.name,
+                choices=choices,
+                metavar="{" + ",".join(choices) + "}" if choices else f.type.__name__.upper(),
+                help=f"default: {default}",
+            )
 
-def _recipe(args:argparse.Namespace, default:Recipe)->Recipe|None:
+
+def _recipe(args: argparse.Namespace, default: Recipe) -> Recipe | None:
     "The default recipe, or when resuming the run's own (None if there is none), with the options that differ from the defaults."
-    changes = {f.name: getattr(args, f.name) for f in dataclasses.fields(Recipe) if getattr(args, f.name) != getattr(default, f.name)}
-    if not args.resume: return dataclasses.replace(default, **changes)
+    changes = {
+        f.name: getattr(args, f.name)
+        for f in dataclasses.fields(Recipe)
+        if getattr(args, f.name) != getattr(default, f.name)
+    }
+    if not args.resume:
+        return dataclasses.replace(default, **changes)
     last = args.out / "last.pt"
     return dataclasses.replace(Recipe(**read_checkpoint(last)["recipe"]), **changes) if last.exists() else None
 
-def _add_search_options(parser:argparse.ArgumentParser):
+
+def _add_search_options(parser: argparse.ArgumentParser):
     "--beam and --alpha, with the paper's values (§6.1) as defaults."
     parser.add_argument("--beam", type=int, default=4, help="beam size; 1 is greedy decoding (default: %(default)s)")
     parser.add_argument("--alpha", type=float, default=0.6, help="length penalty α (default: %(default)s)")
 
 # %% ../nbs/11_cli.ipynb #d908e42d
-def parser()->argparse.ArgumentParser:
+def parser() -> argparse.ArgumentParser:
     "The `annotated-transformer` command and its subcommands."
-    p = argparse.ArgumentParser(prog="annotated-transformer",
-        description="Train, run and score the Transformer of 'Attention Is All You Need'.")
+    p = argparse.ArgumentParser(
+        prog="annotated-transformer", description="Train, run and score the Transformer of 'Attention Is All You Need'."
+    )
     p.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     commands = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     train = commands.add_parser("train", help="train a model", description="Train a model.")
     tasks = train.add_subparsers(dest="task", required=True, metavar="TASK")
-    copy = tasks.add_parser("copy", help="the copy task (under a minute on a CPU)",
-                            description="Train a small Transformer to copy random sequences, then report its accuracy.")
+    copy = tasks.add_parser(
+        "copy",
+        help="the copy task (under a minute on a CPU)",
+        description="Train a small Transformer to copy random sequences, then report its accuracy.",
+    )
     copy.add_argument("--epochs", type=int, default=50, help="default: %(default)s")
     copy.add_argument("--seed", type=int, default=0, help="default: %(default)s")
     copy.add_argument("--no-progress", action="store_true", help="no progress bar")
 
     for name, corpus in CORPORA.items():
-        task = tasks.add_parser(name, help=corpus.about, description=f"Train a translator: {corpus.about}. Checkpoints go "
-            "to --out every 100 updates and with every weight snapshot; --resume continues an interrupted run from there.")
-        task.add_argument("--out", type=Path, default=Path("runs") / name, help="checkpoint directory (default: %(default)s)")
+        task = tasks.add_parser(
+            name,
+            help=corpus.about,
+            description=f"Train a translator: {corpus.about}. Checkpoints go "
+            "to --out every 100 updates and with every weight snapshot; --resume continues an interrupted run from there.",
+        )
+        task.add_argument(
+            "--out", type=Path, default=Path("runs") / name, help="checkpoint directory (default: %(default)s)"
+        )
         task.add_argument("--data-dir", type=Path, help=corpus.data_help)
-        task.add_argument("--resume", action="store_true", help="continue the run in --out (more --epochs or --steps extend it)")
-        task.add_argument("--device", help="e.g. cpu or cuda:0 (default: a GPU if there is one; under torchrun, the process's own)")
-        task.add_argument("--no-progress", action="store_true", help="no progress bar (the snapshot lines are printed anyway)")
+        task.add_argument(
+            "--resume", action="store_true", help="continue the run in --out (more --epochs or --steps extend it)"
+        )
+        task.add_argument(
+            "--device", help="e.g. cpu or cuda:0 (default: a GPU if there is one; under torchrun, the process's own)"
+        )
+        task.add_argument(
+            "--no-progress", action="store_true", help="no progress bar (the snapshot lines are printed anyway)"
+        )
         _add_recipe_options(task, corpus.recipe, "WMT" if name == "wmt14" else "Multi30k")
 
-    tr = commands.add_parser("translate", help="translate stdin to stdout",
+    tr = commands.add_parser(
+        "translate",
+        help="translate stdin to stdout",
         description="Translate standard input to standard output, one sentence a line, in batches. "
-                    "An empty line gives an empty line, so the output stays aligned with the input.")
+        "An empty line gives an empty line, so the output stays aligned with the input.",
+    )
     tr.add_argument("--checkpoint", type=Path, required=True, help="last.pt or epoch_NN.pt of a run")
     tr.add_argument("--max-tokens", type=int, default=4000, help="source tokens per batch (default: %(default)s)")
     tr.add_argument("--device", help="default: a GPU if there is one")
     _add_search_options(tr)
 
-    ev = commands.add_parser("evaluate", help="BLEU of a checkpoint on a test set",
+    ev = commands.add_parser(
+        "evaluate",
+        help="BLEU of a checkpoint on a test set",
         description="Translate a test set (a split of the corpus, or your own files: --source and --reference) and print "
-                    "sacreBLEU (with its signature) and, for comparison with older tutorials, BLEU on lowercased tokens.")
+        "sacreBLEU (with its signature) and, for comparison with older tutorials, BLEU on lowercased tokens.",
+    )
     ev.add_argument("--checkpoint", type=Path, required=True, help="a checkpoint of a run, or an average")
     ev.add_argument("--corpus", default="multi30k", choices=CORPORA, help="default: %(default)s")
-    ev.add_argument("--split", help="multi30k: " + ", ".join(MULTI30K_SPLITS) + "; wmt14: val (newstest2013), test "
-                                    "(newstest2014) (default: the test set: test_2016_flickr, or newstest2014)")
+    ev.add_argument(
+        "--split",
+        help="multi30k: " + ", ".join(MULTI30K_SPLITS) + "; wmt14: val (newstest2013), test "
+        "(newstest2014) (default: the test set: test_2016_flickr, or newstest2014)",
+    )
     ev.add_argument("--data-dir", type=Path, help="the corpus's files (default: as for training)")
-    ev.add_argument("--source", type=Path, help="instead of a split, your own test set: its source sentences, one a line "
-                                                "(plain text, or gzipped if the name ends in .gz)")
+    ev.add_argument(
+        "--source",
+        type=Path,
+        help="instead of a split, your own test set: its source sentences, one a line "
+        "(plain text, or gzipped if the name ends in .gz)",
+    )
     ev.add_argument("--reference", type=Path, help="with --source: the reference translations, line for line")
     ev.add_argument("--hypotheses", type=Path, help="also write the translations to this file")
     ev.add_argument("--json", action="store_true", help="print the scores as JSON")
     ev.add_argument("--device", help="default: a GPU if there is one")
     _add_search_options(ev)
 
-    av = commands.add_parser("average", help="average checkpoints into one",
+    av = commands.add_parser(
+        "average",
+        help="average checkpoints into one",
         description="Average the weights of checkpoints of one run (§6.1): the last --last weight snapshots of a run "
-                    "directory, or the files given. The result translates like any checkpoint.")
-    av.add_argument("checkpoints", type=Path, nargs="+", metavar="RUN_OR_CHECKPOINT", help="a run directory, or checkpoint files")
+        "directory, or the files given. The result translates like any checkpoint.",
+    )
+    av.add_argument(
+        "checkpoints", type=Path, nargs="+", metavar="RUN_OR_CHECKPOINT", help="a run directory, or checkpoint files"
+    )
     av.add_argument("--last", type=int, default=5, help="snapshots to take from a run directory (default: %(default)s)")
     av.add_argument("--out", type=Path, help="the averaged checkpoint (default: average_K.pt in the run directory)")
     return p
 
 # %% ../nbs/11_cli.ipynb #c6687bd4
-def _translate_stream(translator:Translator, lines, out, max_tokens:int, chunk:int=1000):
+def _translate_stream(translator: Translator, lines, out, max_tokens: int, chunk: int = 1000):
     "Translate `lines` to `out` a chunk at a time; empty lines stay empty."
+
     def flush(buffer):
-        texts = [l for l in buffer if l.strip()]
+        texts = [line for line in buffer if line.strip()]
         translated = iter(translator.translate(texts, max_tokens) if texts else [])
-        for l in buffer: out.write((next(translated) if l.strip() else "") + "\n")
+        for line in buffer:
+            out.write((next(translated) if line.strip() else "") + "\n")
         out.flush()
+
     buffer = []
     for line in lines:
         buffer.append(line.rstrip("\n"))
-        if len(buffer) == chunk: flush(buffer); buffer = []
-    if buffer: flush(buffer)
+        if len(buffer) == chunk:
+            flush(buffer)
+            buffer = []
+    if buffer:
+        flush(buffer)
 
 # %% ../nbs/11_cli.ipynb #fea5ac2e
-def _average(inputs:list[Path], last:int, out:Path|None):
+def _average(inputs: list[Path], last: int, out: Path | None):
     "Write the average of a run's last checkpoints, or of the files given, and say where it went."
     run_dir = inputs[0] if len(inputs) == 1 and inputs[0].is_dir() else None
     paths = last_checkpoints(run_dir, last) if run_dir else inputs
-    if out is None and run_dir is None: raise ValueError("Give --out: where to write the average of these files.")
+    if out is None and run_dir is None:
+        raise ValueError("Give --out: where to write the average of these files.")
     out = out or run_dir / f"average_{last}.pt"
     if out.resolve() in {p.resolve() for p in paths}:
         raise ValueError(f"--out {out} is one of the checkpoints to average: choose another file.")
-    if out.name == "last.pt" or (out.is_file() and set(TRAINING_STATE) & read_checkpoint(out, mmap=True).keys()):  # resumable
+    if out.name == "last.pt" or (
+        out.is_file() and set(TRAINING_STATE) & read_checkpoint(out, mmap=True).keys()
+    ):  # resumable
         raise ValueError(f"--out {out} is where a run keeps the checkpoint it resumes from: choose another file.")
     write_checkpoint(out, average_checkpoints(paths))
-    print(f"averaged {', '.join(p.name for p in paths)} into {out}; translate with: "
-          f"annotated-transformer translate --checkpoint {out}")
+    print(
+        f"averaged {', '.join(p.name for p in paths)} into {out}; translate with: "
+        f"annotated-transformer translate --checkpoint {out}"
+    )
 
 # %% ../nbs/11_cli.ipynb #9c92b5ab
-def _train_copy(args:argparse.Namespace):
+def _train_copy(args: argparse.Namespace):
     "The copy task, in one process: under torchrun, in its first process only, saying so."
     world_size = int(os.environ.get("WORLD_SIZE", 1))
     if world_size > 1:
-        if int(os.environ.get("RANK", 0)) != 0: return
-        print(f"train copy runs in one process: the first of the {world_size} that torchrun started (the others stop now). "
-              "It trains in under a minute; train multi30k and train wmt14 train data-parallel.", file=sys.stderr)
+        if int(os.environ.get("RANK", 0)) != 0:
+            return
+        print(
+            f"train copy runs in one process: the first of the {world_size} that torchrun started (the others stop now). "
+            "It trains in under a minute; train multi30k and train wmt14 train data-parallel.",
+            file=sys.stderr,
+        )
     print(train_copy_task(args.epochs, args.seed, progress=not args.no_progress))
 
 # %% ../nbs/11_cli.ipynb #2bf0f427
-def _evaluate(args:argparse.Namespace, device:torch.device|None)->tuple[dict, pd.DataFrame]: # scores, translations
+def _evaluate(
+    args: argparse.Namespace, device: torch.device | None
+) -> tuple[dict, pd.DataFrame]:  # scores, translations
     "Score the checkpoint on the files given (--source, --reference), or on a split of the corpus."
     search = BeamSearch(args.beam, args.alpha)
     if args.source or args.reference:
         if not (args.source and args.reference) or args.split:
-            raise ValueError("Score either a split of the corpus (--split) or your own files (both --source and --reference).")
+            raise ValueError(
+                "Score either a split of the corpus (--split) or your own files (both --source and --reference)."
+            )
         pairs = read_parallel(args.source, args.reference)
-        scores, outputs = evaluate_pairs(Translator.from_checkpoint(args.checkpoint, device, search), pairs, progress=True)
+        scores, outputs = evaluate_pairs(
+            Translator.from_checkpoint(args.checkpoint, device, search), pairs, progress=True
+        )
         return dict(split=str(args.source), **scores), outputs
     corpus = CORPORA[args.corpus]
     split = args.split or corpus.test_split
-    if split not in corpus.splits: raise ValueError(f"{args.corpus} has no split {split!r}; choose one of {corpus.splits}.")
-    return corpus.evaluate(Translator.from_checkpoint(args.checkpoint, device, search), split, args.data_dir, progress=True)
+    if split not in corpus.splits:
+        raise ValueError(f"{args.corpus} has no split {split!r}; choose one of {corpus.splits}.")
+    return corpus.evaluate(
+        Translator.from_checkpoint(args.checkpoint, device, search), split, args.data_dir, progress=True
+    )
 
 # %% ../nbs/11_cli.ipynb #1e76ba36
-def _device(name:str|None)->torch.device|None:
+def _device(name: str | None) -> torch.device | None:
     "The device `--device` names, checked to exist here; None when it is not given."
-    if not name: return None
-    try: device = torch.device(name)
-    except RuntimeError: raise ValueError(f"--device {name!r} is not a device; give one such as cpu, cuda or cuda:1.") from None
+    if not name:
+        return None
+    try:
+        device = torch.device(name)
+    except RuntimeError:
+        raise ValueError(f"--device {name!r} is not a device; give one such as cpu, cuda or cuda:1.") from None
     if device.type == "cuda" and not torch.cuda.is_available():
-        raise ValueError(f"--device {name}: this machine has no CUDA GPU (or PyTorch was built without CUDA); use --device cpu.")
+        raise ValueError(
+            f"--device {name}: this machine has no CUDA GPU (or PyTorch was built without CUDA); use --device cpu."
+        )
     if device.type == "cuda" and (device.index or 0) >= torch.cuda.device_count():
         raise ValueError(f"--device {name}: this machine has {torch.cuda.device_count()} GPU(s), numbered from 0.")
     return device
 
-def run(args:argparse.Namespace):
+
+def run(args: argparse.Namespace):
     "Carry out a parsed command."
     device = _device(getattr(args, "device", None))
     if args.command == "train" and args.task == "copy":
@@ -208,10 +314,20 @@ def run(args:argparse.Namespace):
     elif args.command == "train":
         corpus = CORPORA[args.task]
         with distributed() as processes:  # under torchrun, one of its processes; else the only one
-            corpus.train(args.out, _recipe(args, corpus.recipe), args.data_dir, args.resume, device=device,
-                         progress=not args.no_progress, processes=processes)
-        if processes.is_main: print(f"done: {args.out / 'last.pt'}; average its last snapshots with: annotated-transformer average {args.out}; "
-              f"score a checkpoint with: annotated-transformer evaluate --corpus {args.task} --checkpoint CHECKPOINT")
+            corpus.train(
+                args.out,
+                _recipe(args, corpus.recipe),
+                args.data_dir,
+                args.resume,
+                device=device,
+                progress=not args.no_progress,
+                processes=processes,
+            )
+        if processes.is_main:
+            print(
+                f"done: {args.out / 'last.pt'}; average its last snapshots with: annotated-transformer average {args.out}; "
+                f"score a checkpoint with: annotated-transformer evaluate --corpus {args.task} --checkpoint CHECKPOINT"
+            )
     elif args.command == "average":
         _average(args.checkpoints, args.last, args.out)
     elif args.command == "translate":
@@ -219,20 +335,27 @@ def run(args:argparse.Namespace):
         _translate_stream(translator, sys.stdin, sys.stdout, args.max_tokens)
     elif args.command == "evaluate":
         scores, outputs = _evaluate(args, device)
-        if args.hypotheses: Path(args.hypotheses).write_text("\n".join(outputs.hypothesis) + "\n", encoding="utf-8")
-        if args.json: print(json.dumps({k: v for k, v in scores.items() if k != "detail"}))
-        else: print(f"{scores['split']}: sacreBLEU {scores['sacrebleu']:.2f}  ({scores['signature']})\n{scores['detail']}\n"
-                    f"tokenized, lowercased BLEU (older tutorials' measure): {scores['tokenized_lowercase_bleu']:.2f}")
+        if args.hypotheses:
+            Path(args.hypotheses).write_text("\n".join(outputs.hypothesis) + "\n", encoding="utf-8")
+        if args.json:
+            print(json.dumps({k: v for k, v in scores.items() if k != "detail"}))
+        else:
+            print(
+                f"{scores['split']}: sacreBLEU {scores['sacrebleu']:.2f}  ({scores['signature']})\n{scores['detail']}\n"
+                f"tokenized, lowercased BLEU (older tutorials' measure): {scores['tokenized_lowercase_bleu']:.2f}"
+            )
 
 # %% ../nbs/11_cli.ipynb #c9134a23
-USER_ERRORS = (FileNotFoundError, FileExistsError, ValueError, DownloadError) # what a user can fix: said in one line
+USER_ERRORS = (FileNotFoundError, FileExistsError, ValueError, DownloadError)  # what a user can fix: said in one line
+
 
 def report_errors(
-    prog:str, # the program's name, to start the message with
-    command:Callable[[], object],
-)->int: # the exit status: 0, 2 after an error a user can fix, 130 when interrupted
+    prog: str,  # the program's name, to start the message with
+    command: Callable[[], object],
+) -> int:  # the exit status: 0, 2 after an error a user can fix, 130 when interrupted
     "Run `command`, turning the errors a user can fix into one line on stderr instead of a traceback."
-    try: command()
+    try:
+        command()
     except USER_ERRORS as e:
         print(f"{prog}: error: {e}", file=sys.stderr)
         return 2
@@ -241,12 +364,15 @@ def report_errors(
         return 130
     return 0
 
-def main(argv:list[str]|None=None)->int:
+
+def main(argv: list[str] | None = None) -> int:
     "The `annotated-transformer` program: parse `argv` (default: the command line) and run it."
     args = parser().parse_args(argv)
     keep_freed_memory()  # once for the whole process: see the CPU notebook
     return report_errors("annotated-transformer", lambda: run(args))
 
 # %% ../nbs/11_cli.ipynb #ff9b3474
-if __name__ == "__main__" and Path(sys.argv[0]).name == "cli.py":  # python -m annotated_transformer.cli (not a notebook kernel)
+if (
+    __name__ == "__main__" and Path(sys.argv[0]).name == "cli.py"
+):  # python -m annotated_transformer.cli (not a notebook kernel)
     sys.exit(main())

@@ -20,17 +20,17 @@ from .model import EncoderDecoder, make_model
 from .training import Batch, LabelSmoothing, paper_optimizer, train
 
 # %% ../nbs/03_copy_task.ipynb #cd822d1b
-PAD, BOS, EOS = 0, 1, 2 # padding, <s> and </s>
-VOCAB = 13 # the three specials and the symbols 3..12
+PAD, BOS, EOS = 0, 1, 2  # padding, <s> and </s>
+VOCAB = 13  # the three specials and the symbols 3..12
 
 # %% ../nbs/03_copy_task.ipynb #4b418f91
 def copy_batches(
-    epoch:int, # seeds the batches, with `seed`
-    n_batches:int=20, # batches per epoch
-    batch_size:int=80, # sentences per batch
-    length:int=10, # symbols per sentence
-    seed:int=0, # another seed gives other data
-)->list[Batch]:
+    epoch: int,  # seeds the batches, with `seed`
+    n_batches: int = 20,  # batches per epoch
+    batch_size: int = 80,  # sentences per batch
+    length: int = 10,  # symbols per sentence
+    seed: int = 0,  # another seed gives other data
+) -> list[Batch]:
     "Random sequences of symbols as copy-task batches: source `x </s>`, target `<s> x </s>`."
     g = torch.Generator().manual_seed(seed * 1_000_003 + epoch)
     batches = []
@@ -43,14 +43,14 @@ def copy_batches(
 # %% ../nbs/03_copy_task.ipynb #5452364d
 @torch.no_grad()
 def greedy_decode(
-    model:EncoderDecoder, # a trained model, in eval mode
-    src:Tensor, # (batch, T_src) source ids
-    src_mask:Tensor, # (batch, 1, T_src) padding mask
-    max_len:int, # most tokens to return, <s> included
-    start_symbol:int, # id of <s>
-    end_symbol:int|None=None, # id of </s>: a sentence that produced it is finished
-    pad:int=0, # filler after a sentence's end
-)->Tensor: # (batch, <= max_len) token ids, starting with <s>
+    model: EncoderDecoder,  # a trained model, in eval mode
+    src: Tensor,  # (batch, T_src) source ids
+    src_mask: Tensor,  # (batch, 1, T_src) padding mask
+    max_len: int,  # most tokens to return, <s> included
+    start_symbol: int,  # id of <s>
+    end_symbol: int | None = None,  # id of </s>: a sentence that produced it is finished
+    pad: int = 0,  # filler after a sentence's end
+) -> Tensor:  # (batch, <= max_len) token ids, starting with <s>
     "The most probable next token at each step, for a whole batch, until every sentence has ended."
     memory = model.encode(src, src_mask)  # (batch, T_src, d_model), computed once
     ys = torch.full((src.size(0), 1), start_symbol, dtype=src.dtype, device=src.device)  # (batch, 1)
@@ -61,31 +61,35 @@ def greedy_decode(
         ys = torch.cat([ys, next_token.unsqueeze(1)], dim=1)  # (batch, T + 1)
         if end_symbol is not None:
             done |= next_token == end_symbol
-            if done.all(): break
+            if done.all():
+                break
     return ys
 
 # %% ../nbs/03_copy_task.ipynb #f22df1c9
 @dataclass
 class CopyTaskResult:
     "A trained copy-task model, its training history and its accuracy on fresh sequences."
-    model:EncoderDecoder
-    history:pd.DataFrame # one row per update, from `train`
-    accuracy:float # share of fresh sequences copied exactly
-    examples:pd.DataFrame # a few sources and their decoded outputs
 
-    def __str__(self)->str:
+    model: EncoderDecoder
+    history: pd.DataFrame  # one row per update, from `train`
+    accuracy: float  # share of fresh sequences copied exactly
+    examples: pd.DataFrame  # a few sources and their decoded outputs
+
+    def __str__(self) -> str:
         "A short report: final loss, training time, examples and accuracy."
         last = self.history.iloc[-1]
-        return (f"{len(self.history)} updates in {last.elapsed_s:.0f} s, final loss {last.loss:.3f}\n\n"
-                f"{self.examples.to_string(index=False)}\n\nexact copies: {self.accuracy:.1%} of fresh random sequences")
+        return (
+            f"{len(self.history)} updates in {last.elapsed_s:.0f} s, final loss {last.loss:.3f}\n\n"
+            f"{self.examples.to_string(index=False)}\n\nexact copies: {self.accuracy:.1%} of fresh random sequences"
+        )
 
 # %% ../nbs/03_copy_task.ipynb #b452b3e5
 def copy_accuracy(
-    model:EncoderDecoder, # trained on the copy task
-    n:int=1000, # fresh sequences to copy
-    length:int=10, # symbols per sequence
-    seed:int=12345, # not a training seed, so the sequences are new
-)->tuple[float, pd.DataFrame]: # share copied exactly, and the first 5 sources with their outputs
+    model: EncoderDecoder,  # trained on the copy task
+    n: int = 1000,  # fresh sequences to copy
+    length: int = 10,  # symbols per sequence
+    seed: int = 12345,  # not a training seed, so the sequences are new
+) -> tuple[float, pd.DataFrame]:  # share copied exactly, and the first 5 sources with their outputs
     "How many fresh random sequences `model` copies exactly, by greedy decoding."
     model.eval()
     batch = copy_batches(0, n_batches=1, batch_size=n, length=length, seed=seed)[0]
@@ -93,21 +97,27 @@ def copy_accuracy(
     expected = torch.cat([batch.tgt[:, :1], batch.tgt_y], 1)  # <s> symbols </s>: (n, length + 2)
     out = F.pad(out, (0, expected.size(1) - out.size(1)), value=PAD)  # decoding stops early if every output ended early
     accuracy = (out == expected).all(1).float().mean().item()
-    examples = pd.DataFrame(dict(source=[" ".join(map(str, s[:-1].tolist())) for s in batch.src[:5]],
-                                 output=[" ".join(str(t) for t in o[1:].tolist() if t not in (EOS, PAD)) for o in out[:5]]))
+    examples = pd.DataFrame(
+        dict(
+            source=[" ".join(map(str, s[:-1].tolist())) for s in batch.src[:5]],
+            output=[" ".join(str(t) for t in o[1:].tolist() if t not in (EOS, PAD)) for o in out[:5]],
+        )
+    )
     return accuracy, examples
 
 # %% ../nbs/03_copy_task.ipynb #a988b6ff
 def train_copy_task(
-    epochs:int=50, # 20 batches of 80 sequences each
-    seed:int=0, # seeds the model's initialisation and the data
-    progress:bool=True, # show a progress bar
-)->CopyTaskResult:
+    epochs: int = 50,  # 20 batches of 80 sequences each
+    seed: int = 0,  # seeds the model's initialisation and the data
+    progress: bool = True,  # show a progress bar
+) -> CopyTaskResult:
     "Train a small Transformer to copy random sequences, and measure it on 1,000 fresh ones."
     torch.manual_seed(seed)
     model = make_model(VOCAB, VOCAB, N=2, d_model=64, d_ff=128, h=4, dropout=0.1)
     optimizer, scheduler = paper_optimizer(model, d_model=64, factor=2.0, warmup=200)
     criterion = LabelSmoothing(VOCAB, padding_idx=PAD, eps_ls=0.0)
-    history = train(model, lambda epoch: copy_batches(epoch, seed=seed), criterion, optimizer, scheduler, epochs, progress=progress)
+    history = train(
+        model, lambda epoch: copy_batches(epoch, seed=seed), criterion, optimizer, scheduler, epochs, progress=progress
+    )
     accuracy, examples = copy_accuracy(model)
     return CopyTaskResult(model, history, accuracy, examples)

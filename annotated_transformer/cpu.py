@@ -17,40 +17,47 @@ from .attention import MultiHeadedAttention
 
 # %% ../nbs/04_cpu.ipynb #f17f0c5d
 def keep_mask(
-    x:Tensor, # the input of dropout, on the CPU
-    p:float, # the dropout rate, 0 < p < 1
-)->Tensor: # x's shape and dtype: 0 where an element is dropped, 1 / P(keep) where it is kept
+    x: Tensor,  # the input of dropout, on the CPU
+    p: float,  # the dropout rate, 0 < p < 1
+) -> Tensor:  # x's shape and dtype: 0 where an element is dropped, 1 / P(keep) where it is kept
     "A dropout mask from 16 random bits per element, four elements to each 64-bit number drawn."
     threshold = min(round(p * 2**16), 2**16 - 1)  # P(drop) = threshold / 2**16
-    words = torch.empty(-(-x.numel() // 4), dtype=torch.int64).random_(-2**63, None)  # uniform over all 2**64 values
-    bits = words.view(torch.int16)[:x.numel()].view(x.shape)  # four 16-bit numbers per word, as -32768..32767
+    words = torch.empty(-(-x.numel() // 4), dtype=torch.int64).random_(-(2**63), None)  # uniform over all 2**64 values
+    bits = words.view(torch.int16)[: x.numel()].view(x.shape)  # four 16-bit numbers per word, as -32768..32767
     mask = torch.ge(bits, threshold - 2**15, out=torch.empty_like(x))  # 1 where kept, 0 where dropped
     return mask.mul_(2**16 / (2**16 - threshold))
 
 # %% ../nbs/04_cpu.ipynb #cec3a876
 class FastDropout(nn.Dropout):
     "`nn.Dropout`, with the mask drawn by `keep_mask` on the CPU."
-    def forward(self, x:Tensor)->Tensor:
-        if not (self.training and 0 < self.p < 1 and x.device.type == "cpu"): return super().forward(x)
+
+    def forward(self, x: Tensor) -> Tensor:
+        if not (self.training and 0 < self.p < 1 and x.device.type == "cpu"):
+            return super().forward(x)
         mask = keep_mask(x, self.p)
         return x.mul_(mask) if self.inplace else x * mask
 
 # %% ../nbs/04_cpu.ipynb #988d43c2
-def keep_freed_memory()->bool: # whether the C library took the setting: True with glibc
+def keep_freed_memory() -> bool:  # whether the C library took the setting: True with glibc
     "Make glibc's `malloc` keep freed memory for reuse, and serve large tensors from it, instead of fresh pages each time."
-    try: mallopt = ctypes.CDLL(None).mallopt  # the process's C library
-    except (AttributeError, OSError, TypeError): return False  # not glibc (macOS, musl, Windows)
+    try:
+        mallopt = ctypes.CDLL(None).mallopt  # the process's C library
+    except (AttributeError, OSError, TypeError):
+        return False  # not glibc (macOS, musl, Windows)
     M_TRIM_THRESHOLD, M_MMAP_THRESHOLD = -1, -3  # from glibc's <malloc.h>
     return bool(mallopt(M_MMAP_THRESHOLD, 2**30)) and bool(mallopt(M_TRIM_THRESHOLD, 2**31 - 1))  # 1 GiB, 2 GiB
 
 # %% ../nbs/04_cpu.ipynb #377f62c9
 def use_cpu_speedups(
-    model:nn.Module, # on the CPU; a model elsewhere is returned unchanged
-)->nn.Module: # `model`, changed in place
+    model: nn.Module,  # on the CPU; a model elsewhere is returned unchanged
+) -> nn.Module:  # `model`, changed in place
     "Train `model` with `FastDropout` everywhere, attention weights included."
-    if next(model.parameters()).device.type != "cpu": return model
+    if next(model.parameters()).device.type != "cpu":
+        return model
     for module in list(model.modules()):
-        if isinstance(module, MultiHeadedAttention): module.fused = False  # our attention, so that our dropout drops its weights
+        if isinstance(module, MultiHeadedAttention):
+            module.fused = False  # our attention, so that our dropout drops its weights
         for name, child in module.named_children():
-            if type(child) is nn.Dropout: setattr(module, name, FastDropout(child.p, child.inplace).train(child.training))
+            if type(child) is nn.Dropout:
+                setattr(module, name, FastDropout(child.p, child.inplace).train(child.training))
     return model

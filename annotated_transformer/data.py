@@ -14,11 +14,11 @@ __all__ = ['SPECIALS', 'BOS', 'EOS', 'PAD', 'UNK', 'MULTI30K_URL', 'MULTI30K_SPL
 # %% ../nbs/05_data.ipynb #83c87288
 import gzip
 import hashlib
+import io
 import json
 import os
 import re
 import tempfile
-import io
 import urllib.request
 from collections import Counter
 from collections.abc import Iterable, Sequence
@@ -34,44 +34,57 @@ from tqdm.auto import tqdm
 from .training import Batch
 
 # %% ../nbs/05_data.ipynb #453434f1
-_REJOIN = [(re.compile(r"(?<=\w) - (?=\w)"), "-"), (re.compile(r"(?<=\w) n't\b"), "n't")] # spaCy splits, Moses keeps apart
+_REJOIN = [
+    (re.compile(r"(?<=\w) - (?=\w)"), "-"),
+    (re.compile(r"(?<=\w) n't\b"), "n't"),
+]  # spaCy splits, Moses keeps apart
+
 
 class Tokenizer:
     "Words and punctuation of one language, by spaCy's rule-based tokenizer, and the way back to text."
-    def __init__(self,
-        lang:str, # a language code spaCy knows, e.g. "de" or "en"
+
+    def __init__(
+        self,
+        lang: str,  # a language code spaCy knows, e.g. "de" or "en"
     ):
         self.lang = lang
         self.nlp = spacy.blank(lang)
         self.moses = MosesDetokenizer(lang=lang)
 
-    def __call__(self, text:str)->list[str]:
+    def __call__(self, text: str) -> list[str]:
         "The tokens of `text`, without whitespace tokens."
         return [t.text for t in self.nlp.tokenizer(text) if not t.is_space]
 
-    def tokenize_all(self, texts:Iterable[str])->list[list[str]]:
+    def tokenize_all(self, texts: Iterable[str]) -> list[list[str]]:
         "The tokens of each text, in one pass through spaCy's batched tokenizer."
         return [[t.text for t in doc if not t.is_space] for doc in self.nlp.tokenizer.pipe(texts, batch_size=1000)]
 
-    def detokenize(self, tokens:Sequence[str])->str:
+    def detokenize(self, tokens: Sequence[str]) -> str:
         "Text from tokens: Moses' rules, then hyphens inside words and English negations rejoined."
         text = self.moses.detokenize(list(tokens))
-        for pattern, joined in _REJOIN: text = pattern.sub(joined, text)
+        for pattern, joined in _REJOIN:
+            text = pattern.sub(joined, text)
         return text
 
-    def __repr__(self): return f"Tokenizer({self.lang!r})"
+    def __repr__(self):
+        return f"Tokenizer({self.lang!r})"
 
 # %% ../nbs/05_data.ipynb #d16e2205
-SPECIALS = ("<s>", "</s>", "<blank>", "<unk>") # their ids are their positions
+SPECIALS = ("<s>", "</s>", "<blank>", "<unk>")  # their ids are their positions
 BOS, EOS, PAD, UNK = range(len(SPECIALS))
+
 
 class Vocab:
     "Tokens and their ids, the special tokens first."
-    def __init__(self,
-        itos:Sequence[str], # the tokens in id order, starting with SPECIALS
+
+    def __init__(
+        self,
+        itos: Sequence[str],  # the tokens in id order, starting with SPECIALS
     ):
-        if tuple(itos[:len(SPECIALS)]) != SPECIALS:
-            raise ValueError(f"A vocabulary must start with {SPECIALS}, in that order; this one starts with {tuple(itos[:4])}.")
+        if tuple(itos[: len(SPECIALS)]) != SPECIALS:
+            raise ValueError(
+                f"A vocabulary must start with {SPECIALS}, in that order; this one starts with {tuple(itos[:4])}."
+            )
         if len(set(itos)) != len(itos):
             duplicates = sorted(t for t, n in Counter(itos).items() if n > 1)
             raise ValueError(f"A vocabulary lists each token once; these appear more often: {duplicates[:10]}")
@@ -79,43 +92,51 @@ class Vocab:
         self.stoi = {t: i for i, t in enumerate(self.itos)}
 
     @classmethod
-    def build(cls,
-        sentences:Iterable[Sequence[str]], # tokenized training sentences
-        min_freq:int=2, # rarer tokens become <unk>
-    )->"Vocab":
+    def build(
+        cls,
+        sentences: Iterable[Sequence[str]],  # tokenized training sentences
+        min_freq: int = 2,  # rarer tokens become <unk>
+    ) -> "Vocab":
         "The tokens seen at least `min_freq` times, most frequent first."
         counts = Counter(t for s in sentences for t in s)
-        kept = sorted((t for t, n in counts.items() if n >= min_freq and t not in SPECIALS), key=lambda t: (-counts[t], t))
+        kept = sorted(
+            (t for t, n in counts.items() if n >= min_freq and t not in SPECIALS), key=lambda t: (-counts[t], t)
+        )
         return cls([*SPECIALS, *kept])
 
-    def __len__(self): return len(self.itos)
-    def __repr__(self): return f"Vocab({len(self)} tokens)"
+    def __len__(self):
+        return len(self.itos)
 
-    def encode(self, tokens:Sequence[str])->list[int]:
+    def __repr__(self):
+        return f"Vocab({len(self)} tokens)"
+
+    def encode(self, tokens: Sequence[str]) -> list[int]:
         "The id of each token, UNK for unknown ones."
         return [self.stoi.get(t, UNK) for t in tokens]
 
-    def decode(self, ids:Iterable[int])->list[str]:
+    def decode(self, ids: Iterable[int]) -> list[str]:
         "The tokens of `ids`, up to the first </s>, without <s> and padding."
         tokens = []
         for i in ids:
-            if i == EOS: break
-            if i not in (BOS, PAD): tokens.append(self.itos[i])
+            if i == EOS:
+                break
+            if i not in (BOS, PAD):
+                tokens.append(self.itos[i])
         return tokens
 
-    def save(self, path:str|Path):
+    def save(self, path: str | Path):
         "Write the tokens, in id order, as a JSON list."
         Path(path).write_text(json.dumps(self.itos, ensure_ascii=False, indent=0), encoding="utf-8")
 
     @classmethod
-    def load(cls, path:str|Path)->"Vocab":
+    def load(cls, path: str | Path) -> "Vocab":
         "A vocabulary written by `save`."
         return cls(json.loads(Path(path).read_text(encoding="utf-8")))
 
 # %% ../nbs/05_data.ipynb #f7ab59d0
-MULTI30K_URL = "https://github.com/multi30k/dataset/raw/master/data/task1/raw/" # the dataset's own repository
+MULTI30K_URL = "https://github.com/multi30k/dataset/raw/master/data/task1/raw/"  # the dataset's own repository
 MULTI30K_SPLITS = ("train", "val", "test_2016_flickr")
-MULTI30K_SHA256 = { # of the gzipped files, as the dataset publishes them
+MULTI30K_SHA256 = {  # of the gzipped files, as the dataset publishes them
     "train.de.gz": "726e39b2fa9eb9ffb6dc763fb35a179f80fae06ffc5d28b6ace5faa883de28a6",
     "train.en.gz": "d79cfa999dd4c51d2cb42499b6796d5a882c3a8a961923c25a898c90f8bbd56f",
     "val.de.gz": "f0cba2f995189cf5770f29a8a9a537a3ad3f51657ad873405082ff6863a5e75a",
@@ -125,33 +146,39 @@ MULTI30K_SHA256 = { # of the gzipped files, as the dataset publishes them
 }
 
 # %% ../nbs/05_data.ipynb #56c7f945
-def cache_dir()->Path:
+def cache_dir() -> Path:
     "Where downloads are kept: $ANNOTATED_TRANSFORMER_CACHE, else ~/.cache/annotated-transformer."
     return Path(os.environ.get("ANNOTATED_TRANSFORMER_CACHE", Path.home() / ".cache" / "annotated-transformer"))
 
-def sha256(path:str|Path)->str:
+
+def sha256(path: str | Path) -> str:
     "The SHA-256 sum of a file, in hex."
     digest = hashlib.sha256()
     with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""): digest.update(chunk)
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            digest.update(chunk)
     return digest.hexdigest()
 
-def verify(path:Path, expected:str):
+
+def verify(path: Path, expected: str):
     "Raise if `path` does not have the SHA-256 sum `expected`."
     if (actual := sha256(path)) != expected:
-        raise ValueError(f"Checksum mismatch for {path}: SHA-256 is {actual}, expected {expected}. "
-                         "The file is damaged or not the published one; delete it and download it again.")
+        raise ValueError(
+            f"Checksum mismatch for {path}: SHA-256 is {actual}, expected {expected}. "
+            "The file is damaged or not the published one; delete it and download it again."
+        )
 
 # %% ../nbs/05_data.ipynb #469eb870
 class DownloadError(OSError):
     "A file could not be fetched: no network, an address that does not answer, or no such file there."
 
+
 def download(
-    url:str, # what to fetch
-    path:str|Path, # where to keep it
-    expected_sha256:str|None=None, # checked before the file is put in place
-    progress:bool=True, # show a progress bar
-)->Path:
+    url: str,  # what to fetch
+    path: str | Path,  # where to keep it
+    expected_sha256: str | None = None,  # checked before the file is put in place
+    progress: bool = True,  # show a progress bar
+) -> Path:
     "Fetch `url` to `path` through a temporary file, so a failed or damaged download leaves nothing behind."
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -164,7 +191,8 @@ def download(
                         tmp.write(chunk)
                         bar.update(len(chunk))
             tmp.close()
-            if expected_sha256: verify(Path(tmp.name), expected_sha256)
+            if expected_sha256:
+                verify(Path(tmp.name), expected_sha256)
         except Exception as e:
             Path(tmp.name).unlink(missing_ok=True)
             if isinstance(e, OSError):  # urllib's URLError and HTTPError are OSErrors, as are the socket's
@@ -174,176 +202,242 @@ def download(
     return path
 
 # %% ../nbs/05_data.ipynb #6df15d31
-MULTI30K_FILES = (f"Multi30k needs, for each split in {MULTI30K_SPLITS}, SPLIT.de and SPLIT.en (gzipped or not). "
-                  "Pass another directory (--data-dir), set MULTI30K_DIR, or leave both unset to download the files.")
+MULTI30K_FILES = (
+    f"Multi30k needs, for each split in {MULTI30K_SPLITS}, SPLIT.de and SPLIT.en (gzipped or not). "
+    "Pass another directory (--data-dir), set MULTI30K_DIR, or leave both unset to download the files."
+)
 
-def multi30k_ways(cache:Path)->str:
+
+def multi30k_ways(cache: Path) -> str:
     "The three ways to provide Multi30k, for an error message."
-    return ("Provide Multi30k one of three ways: pass the directory that holds its files (--data-dir DIR on the "
-            "command line, data_dir=DIR in Python), set MULTI30K_DIR=DIR, or put the published files "
-            f"({', '.join(MULTI30K_SHA256)}) in {cache}.")
+    return (
+        "Provide Multi30k one of three ways: pass the directory that holds its files (--data-dir DIR on the "
+        "command line, data_dir=DIR in Python), set MULTI30K_DIR=DIR, or put the published files "
+        f"({', '.join(MULTI30K_SHA256)}) in {cache}."
+    )
+
 
 def find_corpus_file(
-    directory:Path,
-    name:str, # e.g. "train.de"
-    advice:str=MULTI30K_FILES, # what the corpus needs, for the error message
-)->Path:
+    directory: Path,
+    name: str,  # e.g. "train.de"
+    advice: str = MULTI30K_FILES,  # what the corpus needs, for the error message
+) -> Path:
     "`name`.gz or `name` in `directory`."
     for candidate in (directory / f"{name}.gz", directory / name):
-        if candidate.is_file(): return candidate
+        if candidate.is_file():
+            return candidate
     raise FileNotFoundError(f"Neither {name}.gz nor {name} is in {directory}. {advice}")
 
+
 def multi30k_dir(
-    data_dir:str|Path|None=None, # a directory holding the files; else $MULTI30K_DIR; else the download cache
-    url:str|None=None, # where to download from when neither is given; default: $MULTI30K_URL (a mirror), else MULTI30K_URL
-    progress:bool=True, # show download progress
-)->Path:
+    data_dir: str | Path | None = None,  # a directory holding the files; else $MULTI30K_DIR; else the download cache
+    url: str
+    | None = None,  # where to download from when neither is given; default: $MULTI30K_URL (a mirror), else MULTI30K_URL
+    progress: bool = True,  # show download progress
+) -> Path:
     "The directory to read Multi30k from, downloading the files into the cache when no directory is given."
-    if data_dir is None and os.environ.get("MULTI30K_DIR"): data_dir = os.environ["MULTI30K_DIR"]
+    if data_dir is None and os.environ.get("MULTI30K_DIR"):
+        data_dir = os.environ["MULTI30K_DIR"]
     if data_dir is not None:
-        if not Path(data_dir).is_dir(): raise FileNotFoundError(f"The Multi30k directory {data_dir} does not exist.")
+        if not Path(data_dir).is_dir():
+            raise FileNotFoundError(f"The Multi30k directory {data_dir} does not exist.")
         return Path(data_dir)
     directory, url = cache_dir() / "multi30k", url or os.environ.get("MULTI30K_URL") or MULTI30K_URL
     for name, expected in MULTI30K_SHA256.items():
-        if (directory / name).is_file(): continue
-        try: download(url + name, directory / name, expected, progress)
-        except DownloadError as e: raise DownloadError(f"{e} {multi30k_ways(directory)}") from None
+        if (directory / name).is_file():
+            continue
+        try:
+            download(url + name, directory / name, expected, progress)
+        except DownloadError as e:
+            raise DownloadError(f"{e} {multi30k_ways(directory)}") from None
     return directory
 
 # %% ../nbs/05_data.ipynb #07d49176
 def read_lines(
-    path:str|Path, # gzipped if the name ends in .gz
-    expected_sha256:str|None=None, # checked first, when given
-    allow_empty:bool=False, # keep empty lines instead of refusing the file
-)->list[str]:
+    path: str | Path,  # gzipped if the name ends in .gz
+    expected_sha256: str | None = None,  # checked first, when given
+    allow_empty: bool = False,  # keep empty lines instead of refusing the file
+) -> list[str]:
     "The lines of a UTF-8 text file, checked: no undecodable bytes and, unless allowed, no empty lines."
     path = Path(path)
-    if expected_sha256: verify(path, expected_sha256)
+    if expected_sha256:
+        verify(path, expected_sha256)
     data = gzip.decompress(path.read_bytes()) if path.suffix == ".gz" else path.read_bytes()
     raw_lines = data.split(b"\n")
-    if raw_lines[-1] == b"": raw_lines.pop()  # the final newline
+    if raw_lines[-1] == b"":
+        raw_lines.pop()  # the final newline
     lines, empty = [], []
     for number, raw in enumerate(raw_lines, start=1):
-        try: line = raw.decode("utf-8").rstrip("\r")
+        try:
+            line = raw.decode("utf-8").rstrip("\r")
         except UnicodeDecodeError as e:
-            raise ValueError(f"{path}, line {number}, column {e.start + 1}: byte {raw[e.start]:#04x} is not valid UTF-8. "
-                             "Multi30k is UTF-8; re-encode the file or fetch a fresh copy.") from None
-        if not line.strip(): empty.append(number)
+            raise ValueError(
+                f"{path}, line {number}, column {e.start + 1}: byte {raw[e.start]:#04x} is not valid UTF-8. "
+                "Multi30k is UTF-8; re-encode the file or fetch a fresh copy."
+            ) from None
+        if not line.strip():
+            empty.append(number)
         lines.append(line)
     if empty and not allow_empty:
-        raise ValueError(f"{path} has {len(empty)} empty line(s), at line number(s) {_numbers(empty)}. Every line must "
-                         "hold one sentence, and line i of each language must translate line i of the other.")
+        raise ValueError(
+            f"{path} has {len(empty)} empty line(s), at line number(s) {_numbers(empty)}. Every line must "
+            "hold one sentence, and line i of each language must translate line i of the other."
+        )
     return lines
 
-def _numbers(numbers:Sequence[int], limit:int=10)->str:
+
+def _numbers(numbers: Sequence[int], limit: int = 10) -> str:
     "The first `limit` numbers, comma separated, and how many more."
     text = ", ".join(map(str, numbers[:limit]))
     return text + (f" and {len(numbers) - limit} more" if len(numbers) > limit else "")
 
 # %% ../nbs/05_data.ipynb #2c1814e4
 def read_parallel(
-    src_path:str|Path, # one sentence a line
-    tgt_path:str|Path, # its translation, line for line
-    src_sha256:str|None=None, # checked when given
-    tgt_sha256:str|None=None,
-    drop_empty:bool=False, # drop pairs with an empty side instead of refusing the files
-)->list[tuple[str, str]]:
+    src_path: str | Path,  # one sentence a line
+    tgt_path: str | Path,  # its translation, line for line
+    src_sha256: str | None = None,  # checked when given
+    tgt_sha256: str | None = None,
+    drop_empty: bool = False,  # drop pairs with an empty side instead of refusing the files
+) -> list[tuple[str, str]]:
     "Sentence pairs from two line-aligned files."
-    src, tgt = (read_lines(path, sha, allow_empty=drop_empty) for path, sha in ((src_path, src_sha256), (tgt_path, tgt_sha256)))
+    src, tgt = (
+        read_lines(path, sha, allow_empty=drop_empty) for path, sha in ((src_path, src_sha256), (tgt_path, tgt_sha256))
+    )
     if len(src) != len(tgt):
-        (longer, n_long), n_short = max((src_path, len(src)), (tgt_path, len(tgt)), key=lambda p: p[1]), min(len(src), len(tgt))
-        raise ValueError(f"{src_path} has {len(src)} lines but {tgt_path} has {len(tgt)}: lines {n_short + 1} to {n_long} "
-                         f"of {longer} have no partner. The two files must be line-aligned translations.")
+        (longer, n_long), n_short = (
+            max((src_path, len(src)), (tgt_path, len(tgt)), key=lambda p: p[1]),
+            min(len(src), len(tgt)),
+        )
+        raise ValueError(
+            f"{src_path} has {len(src)} lines but {tgt_path} has {len(tgt)}: lines {n_short + 1} to {n_long} "
+            f"of {longer} have no partner. The two files must be line-aligned translations."
+        )
     return [(s, t) for s, t in zip(src, tgt) if s.strip() and t.strip()]
 
+
 def load_multi30k(
-    split:str, # "train", "val" or "test_2016_flickr"
-    data_dir:str|Path|None=None, # see `multi30k_dir`
-    src_lang:str="de",
-    tgt_lang:str="en",
-)->list[tuple[str, str]]:
+    split: str,  # "train", "val" or "test_2016_flickr"
+    data_dir: str | Path | None = None,  # see `multi30k_dir`
+    src_lang: str = "de",
+    tgt_lang: str = "en",
+) -> list[tuple[str, str]]:
     "The (source, target) sentence pairs of a Multi30k split."
-    if split not in MULTI30K_SPLITS: raise ValueError(f"Unknown Multi30k split {split!r}; choose one of {MULTI30K_SPLITS}.")
+    if split not in MULTI30K_SPLITS:
+        raise ValueError(f"Unknown Multi30k split {split!r}; choose one of {MULTI30K_SPLITS}.")
     directory = multi30k_dir(data_dir)
     src, tgt = (find_corpus_file(directory, f"{split}.{lang}") for lang in (src_lang, tgt_lang))
     return read_parallel(src, tgt, MULTI30K_SHA256.get(src.name), MULTI30K_SHA256.get(tgt.name))
 
 # %% ../nbs/05_data.ipynb #b8f8f1ad
 def encode_pairs(
-    pairs:Sequence[tuple[str, str]], # (source, target) sentences
-    src_tok:Tokenizer, tgt_tok:Tokenizer,
-    src_vocab:Vocab, tgt_vocab:Vocab,
-    max_len:int|None=None, # drop pairs with more tokens than this on either side, specials included
-)->tuple[list[list[int]], list[list[int]], int]: # source ids, target ids, number of pairs dropped
+    pairs: Sequence[tuple[str, str]],  # (source, target) sentences
+    src_tok: Tokenizer,
+    tgt_tok: Tokenizer,
+    src_vocab: Vocab,
+    tgt_vocab: Vocab,
+    max_len: int | None = None,  # drop pairs with more tokens than this on either side, specials included
+) -> tuple[list[list[int]], list[list[int]], int]:  # source ids, target ids, number of pairs dropped
     "Token ids of the pairs: source `x </s>`, target `<s> y </s>`."
     src = [src_vocab.encode(t) + [EOS] for t in src_tok.tokenize_all(s for s, _ in pairs)]
     tgt = [[BOS, *tgt_vocab.encode(t), EOS] for t in tgt_tok.tokenize_all(t for _, t in pairs)]
-    if max_len is None: return src, tgt, 0
+    if max_len is None:
+        return src, tgt, 0
     keep = [i for i in range(len(src)) if len(src[i]) <= max_len and len(tgt[i]) <= max_len]
     return [src[i] for i in keep], [tgt[i] for i in keep], len(src) - len(keep)
 
 # %% ../nbs/05_data.ipynb #7d7cccf5
 def train_bpe(
-    texts:Iterable[str], # training sentences, of both languages for a shared vocabulary
-    vocab_size:int=8000, # pieces, the four specials included
-    max_sentences:int=2_000_000, # learn from a random sample of this many when there are more (WMT has 9 million)
-)->bytes: # the serialized sentencepiece model, for `BPETokenizer`
+    texts: Iterable[str],  # training sentences, of both languages for a shared vocabulary
+    vocab_size: int = 8000,  # pieces, the four specials included
+    max_sentences: int = 2_000_000,  # learn from a random sample of this many when there are more (WMT has 9 million)
+) -> bytes:  # the serialized sentencepiece model, for `BPETokenizer`
     "Learn a byte-pair encoding of `texts` with sentencepiece, its special tokens at our ids."
     model = io.BytesIO()
-    specials = dict(bos_id=BOS, eos_id=EOS, pad_id=PAD, unk_id=UNK, bos_piece=SPECIALS[BOS], eos_piece=SPECIALS[EOS],
-                    pad_piece=SPECIALS[PAD], unk_piece=SPECIALS[UNK])
+    specials = dict(
+        bos_id=BOS,
+        eos_id=EOS,
+        pad_id=PAD,
+        unk_id=UNK,
+        bos_piece=SPECIALS[BOS],
+        eos_piece=SPECIALS[EOS],
+        pad_piece=SPECIALS[PAD],
+        unk_piece=SPECIALS[UNK],
+    )
     try:
-        spm.SentencePieceTrainer.train(sentence_iterator=iter(texts), model_writer=model, vocab_size=vocab_size,
-                                       model_type="bpe", character_coverage=1.0, minloglevel=2,
-                                       input_sentence_size=max_sentences, shuffle_input_sentence=True, **specials)
+        spm.SentencePieceTrainer.train(
+            sentence_iterator=iter(texts),
+            model_writer=model,
+            vocab_size=vocab_size,
+            model_type="bpe",
+            character_coverage=1.0,
+            minloglevel=2,
+            input_sentence_size=max_sentences,
+            shuffle_input_sentence=True,
+            **specials,
+        )
     except RuntimeError as e:
-        raise ValueError(f"Could not learn {vocab_size:,} BPE pieces from these texts ({e}). "
-                         "Ask for a smaller vocab_size, or give more text.") from e
+        raise ValueError(
+            f"Could not learn {vocab_size:,} BPE pieces from these texts ({e}). "
+            "Ask for a smaller vocab_size, or give more text."
+        ) from e
     return model.getvalue()
 
 # %% ../nbs/05_data.ipynb #79540a2e
 class BPETokenizer:
     "Subword pieces of a byte-pair encoding (§5.1), and the way back to text; one model can serve both languages."
-    def __init__(self,
-        model:bytes, # a model from `train_bpe`
-        lang:str, # the language of the texts this tokenizer is used for
+
+    def __init__(
+        self,
+        model: bytes,  # a model from `train_bpe`
+        lang: str,  # the language of the texts this tokenizer is used for
     ):
         self.model, self.lang = model, lang
         self.sp = spm.SentencePieceProcessor(model_proto=model)
 
-    def __call__(self, text:str)->list[str]: return self.sp.encode(text, out_type=str)
-    def tokenize_all(self, texts:Iterable[str])->list[list[str]]: return self.sp.encode(list(texts), out_type=str)
-    def detokenize(self, tokens:Sequence[str])->str: return self.sp.decode_pieces(list(tokens))
+    def __call__(self, text: str) -> list[str]:
+        return self.sp.encode(text, out_type=str)
 
-    def vocab(self)->Vocab:
+    def tokenize_all(self, texts: Iterable[str]) -> list[list[str]]:
+        return self.sp.encode(list(texts), out_type=str)
+
+    def detokenize(self, tokens: Sequence[str]) -> str:
+        return self.sp.decode_pieces(list(tokens))
+
+    def vocab(self) -> Vocab:
         "All pieces in sentencepiece's id order, so that `Vocab` ids and sentencepiece ids agree."
         return Vocab([self.sp.id_to_piece(i) for i in range(self.sp.get_piece_size())])
 
-    def __repr__(self): return f"BPETokenizer({self.lang!r}, {self.sp.get_piece_size()} pieces)"
+    def __repr__(self):
+        return f"BPETokenizer({self.lang!r}, {self.sp.get_piece_size()} pieces)"
 
 # %% ../nbs/05_data.ipynb #3bd49b51
 class TokenBudgetSampler(Sampler):
     "Batches of sentences of similar length, at most `max_tokens` padded tokens per side, in shuffled order."
-    def __init__(self,
-        src_lengths:Sequence[int], # tokens per source sentence, specials included
-        tgt_lengths:Sequence[int], # tokens per target sentence
-        max_tokens:int, # bound on sentences × longest length, for source and target alike
-        shuffle:bool=True, # shuffle within equal lengths and the order of batches
-        seed:int=0, # with the epoch, determines the batches
+
+    def __init__(
+        self,
+        src_lengths: Sequence[int],  # tokens per source sentence, specials included
+        tgt_lengths: Sequence[int],  # tokens per target sentence
+        max_tokens: int,  # bound on sentences × longest length, for source and target alike
+        shuffle: bool = True,  # shuffle within equal lengths and the order of batches
+        seed: int = 0,  # with the epoch, determines the batches
     ):
-        if len(src_lengths) != len(tgt_lengths): raise ValueError("src_lengths and tgt_lengths must have one entry per pair.")
+        if len(src_lengths) != len(tgt_lengths):
+            raise ValueError("src_lengths and tgt_lengths must have one entry per pair.")
         self.lengths = [max(s, t) for s, t in zip(src_lengths, tgt_lengths)]
         if self.lengths and max(self.lengths) > max_tokens:
-            raise ValueError(f"max_tokens={max_tokens} is smaller than the longest sentence ({max(self.lengths)} tokens): "
-                             "raise max_tokens, or drop long sentences with a smaller max_len.")
+            raise ValueError(
+                f"max_tokens={max_tokens} is smaller than the longest sentence ({max(self.lengths)} tokens): "
+                "raise max_tokens, or drop long sentences with a smaller max_len."
+            )
         self.src_lengths, self.tgt_lengths, self.max_tokens = list(src_lengths), list(tgt_lengths), max_tokens
         self.shuffle, self.seed, self.epoch = shuffle, seed, 0
 
-    def set_epoch(self, epoch:int):
+    def set_epoch(self, epoch: int):
         "Make the next iteration yield the batches of `epoch`."
         self.epoch = epoch
 
-    def batches(self, epoch:int)->list[list[int]]:
+    def batches(self, epoch: int) -> list[list[int]]:
         "The batches of `epoch`: lists of sentence indices."
         g = torch.Generator().manual_seed(self.seed * 1_000_003 + epoch)
         order = torch.randperm(len(self.lengths), generator=g).tolist() if self.shuffle else range(len(self.lengths))
@@ -355,21 +449,27 @@ class TokenBudgetSampler(Sampler):
                 batch, longest = [], 0
             batch.append(i)
             longest = max(longest, self.lengths[i])
-        if batch: batches.append(batch)
-        if self.shuffle: batches = [batches[i] for i in torch.randperm(len(batches), generator=g).tolist()]
+        if batch:
+            batches.append(batch)
+        if self.shuffle:
+            batches = [batches[i] for i in torch.randperm(len(batches), generator=g).tolist()]
         return batches
 
-    def __iter__(self): return iter(self.batches(self.epoch))
-    def __len__(self): return len(self.batches(0))
+    def __iter__(self):
+        return iter(self.batches(self.epoch))
 
-    def padding_fraction(self, epoch:int=0)->float:
+    def __len__(self):
+        return len(self.batches(0))
+
+    def padding_fraction(self, epoch: int = 0) -> float:
         "The share of padding in the source and target tensors of an epoch's batches."
         return padding_fraction(self.batches(epoch), self.src_lengths, self.tgt_lengths)
 
+
 def padding_fraction(
-    batches:Iterable[Sequence[int]], # lists of sentence indices
-    *lengths:Sequence[int], # tokens per sentence, one sequence per side (source, target)
-)->float:
+    batches: Iterable[Sequence[int]],  # lists of sentence indices
+    *lengths: Sequence[int],  # tokens per sentence, one sequence per side (source, target)
+) -> float:
     "The share of padding when each batch is padded to its longest sentence, on every side."
     real = padded = 0
     for batch in batches:
@@ -380,31 +480,42 @@ def padding_fraction(
 
 # %% ../nbs/05_data.ipynb #06f3dcc7
 def collate(
-    pairs:Sequence[tuple[Sequence[int], Sequence[int]]], # (source ids, target ids) of one batch
-    pad:int=PAD,
-)->Batch:
+    pairs: Sequence[tuple[Sequence[int], Sequence[int]]],  # (source ids, target ids) of one batch
+    pad: int = PAD,
+) -> Batch:
     "Pad a batch's sentences to its longest and build the `Batch`."
+
     def padded(seqs):
         out = torch.full((len(seqs), max(map(len, seqs))), pad, dtype=torch.long)
-        for row, s in enumerate(seqs): out[row, :len(s)] = torch.tensor(s)
+        for row, s in enumerate(seqs):
+            out[row, : len(s)] = torch.tensor(s)
         return out
+
     return Batch(padded([s for s, _ in pairs]), padded([t for _, t in pairs]), pad)
+
 
 class PairDataset(torch.utils.data.Dataset):
     "Sentence pairs as ids, indexable for a DataLoader."
-    def __init__(self, src:Sequence[Sequence[int]], tgt:Sequence[Sequence[int]]):
-        if len(src) != len(tgt): raise ValueError(f"{len(src)} source but {len(tgt)} target sentences.")
+
+    def __init__(self, src: Sequence[Sequence[int]], tgt: Sequence[Sequence[int]]):
+        if len(src) != len(tgt):
+            raise ValueError(f"{len(src)} source but {len(tgt)} target sentences.")
         self.src, self.tgt = src, tgt
-    def __len__(self): return len(self.src)
-    def __getitem__(self, i:int): return self.src[i], self.tgt[i]
+
+    def __len__(self):
+        return len(self.src)
+
+    def __getitem__(self, i: int):
+        return self.src[i], self.tgt[i]
+
 
 def batch_loader(
-    src:Sequence[Sequence[int]], # source ids per sentence
-    tgt:Sequence[Sequence[int]], # target ids per sentence
-    max_tokens:int, # see TokenBudgetSampler
-    shuffle:bool=True,
-    seed:int=0,
-)->DataLoader:
+    src: Sequence[Sequence[int]],  # source ids per sentence
+    tgt: Sequence[Sequence[int]],  # target ids per sentence
+    max_tokens: int,  # see TokenBudgetSampler
+    shuffle: bool = True,
+    seed: int = 0,
+) -> DataLoader:
     "A DataLoader of `Batch`es under a token budget; call `.batch_sampler.set_epoch(epoch)` before each epoch."
     sampler = TokenBudgetSampler([len(s) for s in src], [len(t) for t in tgt], max_tokens, shuffle, seed)
     # A generator of its own: each new iterator draws a seed from it, and drawing from the global one would change

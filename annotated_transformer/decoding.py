@@ -25,46 +25,60 @@ from .training import read_checkpoint
 # %% ../nbs/07_decoding.ipynb #7e6dc17d
 class StepDecoder:
     "The decoder one position at a time: the log-probabilities of the next token after a prefix."
-    def __init__(self,
-        model:EncoderDecoder, # in eval mode
-        memory:Tensor, # (rows, T_src, d_model) the encoder's output
-        src_mask:Tensor, # (rows, 1, T_src)
-        incremental:bool=True, # keep each layer's keys and values; False: recompute the prefix at every step
+
+    def __init__(
+        self,
+        model: EncoderDecoder,  # in eval mode
+        memory: Tensor,  # (rows, T_src, d_model) the encoder's output
+        src_mask: Tensor,  # (rows, 1, T_src)
+        incremental: bool = True,  # keep each layer's keys and values; False: recompute the prefix at every step
     ):
         self.model, self.memory, self.src_mask, self.incremental = model, memory, src_mask, incremental
         layers = model.decoder.layers
-        self.src_kv = [self._keys_values(l.src_attn, memory) for l in layers] if incremental else None
+        self.src_kv = [self._keys_values(layer.src_attn, memory) for layer in layers] if incremental else None
         self.self_kv = [None] * len(layers)  # per layer, (keys, values) of the prefix: (rows, h, t, d_k) each
 
     @staticmethod
-    def _keys_values(attn:MultiHeadedAttention, x:Tensor)->tuple[Tensor, Tensor]: # (rows, T, d_model) -> 2 x (rows, h, T, d_k)
+    def _keys_values(
+        attn: MultiHeadedAttention, x: Tensor
+    ) -> tuple[Tensor, Tensor]:  # (rows, T, d_model) -> 2 x (rows, h, T, d_k)
         return attn.split_heads(attn.w_k(x)), attn.split_heads(attn.w_v(x))
 
-    def __call__(self,
-        ys:Tensor, # (rows, t) the prefix, from <s>; incremental calls must extend the previous call's by one token
-    )->Tensor: # (rows, vocab) log-probabilities of token t + 1
+    def __call__(
+        self,
+        ys: Tensor,  # (rows, t) the prefix, from <s>; incremental calls must extend the previous call's by one token
+    ) -> Tensor:  # (rows, vocab) log-probabilities of token t + 1
         if not self.incremental:
-            out = self.model.decode(self.memory, self.src_mask, ys, subsequent_mask(ys.size(1), ys.device))  # (rows, t, d_model)
+            out = self.model.decode(
+                self.memory, self.src_mask, ys, subsequent_mask(ys.size(1), ys.device)
+            )  # (rows, t, d_model)
             return self.model.generator(out[:, -1])
         x = self.model.tgt_embed(ys)[:, -1:]  # (rows, 1, d_model): the newest token, at its position
-        for i, layer in enumerate(self.model.decoder.layers): x = self._layer_step(i, layer, x)
+        for i, layer in enumerate(self.model.decoder.layers):
+            x = self._layer_step(i, layer, x)
         return self.model.generator(self.model.decoder.norm(x)[:, -1])
 
-    def _layer_step(self, i:int, layer:DecoderLayer, x:Tensor)->Tensor: # (rows, 1, d_model), as DecoderLayer.forward
+    def _layer_step(
+        self, i: int, layer: DecoderLayer, x: Tensor
+    ) -> Tensor:  # (rows, 1, d_model), as DecoderLayer.forward
         x = layer.sublayer[0](x, lambda x: self._self_attention(i, layer.self_attn, x))
         src_attn = layer.src_attn
-        x = layer.sublayer[1](x, lambda x: src_attn.attend(src_attn.split_heads(src_attn.w_q(x)), *self.src_kv[i], self.src_mask))
+        x = layer.sublayer[1](
+            x, lambda x: src_attn.attend(src_attn.split_heads(src_attn.w_q(x)), *self.src_kv[i], self.src_mask)
+        )
         return layer.sublayer[2](x, layer.feed_forward)
 
-    def _self_attention(self, i:int, attn:MultiHeadedAttention, x:Tensor)->Tensor: # (rows, 1, d_model)
+    def _self_attention(self, i: int, attn: MultiHeadedAttention, x: Tensor) -> Tensor:  # (rows, 1, d_model)
         k, v = self._keys_values(attn, x)  # (rows, h, 1, d_k) each
-        if self.self_kv[i] is not None: k, v = (torch.cat([c, new], dim=2) for c, new in zip(self.self_kv[i], (k, v)))
+        if self.self_kv[i] is not None:
+            k, v = (torch.cat([c, new], dim=2) for c, new in zip(self.self_kv[i], (k, v)))
         self.self_kv[i] = k, v  # (rows, h, t, d_k): the cache grows by one position
         return attn.attend(attn.split_heads(attn.w_q(x)), k, v)  # every cached position is in the past: no mask
 
-    def select(self, rows:Tensor): # (n,) indices
+    def select(self, rows: Tensor):  # (n,) indices
         "Keep only `rows`, in that order: beams reordered or copied, finished sentences dropped."
-        if len(rows) == len(self.src_mask) and torch.equal(rows, torch.arange(len(rows), device=rows.device)): return  # as they are
+        if len(rows) == len(self.src_mask) and torch.equal(rows, torch.arange(len(rows), device=rows.device)):
+            return  # as they are
         self.memory, self.src_mask = self.memory[rows], self.src_mask[rows]
         if self.incremental:
             self.src_kv = [(k[rows], v[rows]) for k, v in self.src_kv]
@@ -72,29 +86,33 @@ class StepDecoder:
 
 # %% ../nbs/07_decoding.ipynb #e08161c3
 def length_penalty(
-    length:int, # |Y|: output tokens, </s> included
-    alpha:float=0.6, # the paper's α
-)->float:
+    length: int,  # |Y|: output tokens, </s> included
+    alpha: float = 0.6,  # the paper's α
+) -> float:
     "lp(Y) = ((5 + |Y|) / 6)^α, the length normalisation of Wu et al. (2016) that §6.1 uses."
     return ((5 + length) / 6) ** alpha
 
 # %% ../nbs/07_decoding.ipynb #90005009
 @torch.no_grad()
 def beam_search(
-    model:EncoderDecoder, # in eval mode
-    src:Tensor, # (batch, T_src) source ids
-    src_mask:Tensor, # (batch, 1, T_src) padding mask
-    beam:int=4, # k, hypotheses kept per sentence; 1 is greedy decoding
-    alpha:float=0.6, # length penalty α
-    max_extra:int=50, # an output has at most its input's length + this many tokens
-    incremental:bool=True, # use the key-value cache
-    bos:int=BOS, eos:int=EOS, pad:int=PAD,
-)->tuple[Tensor, Tensor]: # best hypotheses (batch, T) from <s>, padded after </s>; their scores s(Y, X) (batch,)
+    model: EncoderDecoder,  # in eval mode
+    src: Tensor,  # (batch, T_src) source ids
+    src_mask: Tensor,  # (batch, 1, T_src) padding mask
+    beam: int = 4,  # k, hypotheses kept per sentence; 1 is greedy decoding
+    alpha: float = 0.6,  # length penalty α
+    max_extra: int = 50,  # an output has at most its input's length + this many tokens
+    incremental: bool = True,  # use the key-value cache
+    bos: int = BOS,
+    eos: int = EOS,
+    pad: int = PAD,
+) -> tuple[Tensor, Tensor]:  # best hypotheses (batch, T) from <s>, padded after </s>; their scores s(Y, X) (batch,)
     "Beam search with a length penalty (§6.1), for a whole batch, dropping sentences as they finish."
     _check_vocab(model.generator.proj.out_features, beam)
     batch, device = src.size(0), src.device
     limits = src_mask.sum(-1).view(batch) + max_extra  # (batch,) most output tokens per sentence
-    rows = torch.arange(batch, device=device).repeat_interleave(beam)  # (batch * beam,): row of each hypothesis' sentence
+    rows = torch.arange(batch, device=device).repeat_interleave(
+        beam
+    )  # (batch * beam,): row of each hypothesis' sentence
     step = StepDecoder(model, model.encode(src, src_mask)[rows], src_mask[rows], incremental)
     ys = torch.full((batch * beam, 1), bos, dtype=src.dtype, device=device)  # (alive * beam, t)
     scores = torch.full((batch, beam), float("-inf"), device=device)
@@ -110,7 +128,8 @@ def beam_search(
         _finish(finished, alive, cand, parent, token, ys, t, beam, alpha, eos)
         keep = (token != eos) & ((token != eos).cumsum(-1) <= beam)  # (alive, 2 beam): the k best that go on
         done = at_limit | torch.tensor([len(finished[s]) >= beam for s in alive.tolist()], device=device)
-        if done.all(): break
+        if done.all():
+            break
         go_on = keep & ~done.unsqueeze(1)  # (alive, 2 beam): k per sentence still searched
         ys = torch.cat([ys[parent[go_on]], token[go_on].unsqueeze(1)], dim=1)  # (alive' * beam, t + 1)
         step.select(parent[go_on])
@@ -118,74 +137,104 @@ def beam_search(
     return _best(finished, pad, device)
 
 # %% ../nbs/07_decoding.ipynb #d3dc1262
-def _check_vocab(vocab:int, beam:int):
-    if vocab < 2 * beam: raise ValueError(f"A beam of {beam} needs a vocabulary of at least {2 * beam} tokens; this one has {vocab}.")
+def _check_vocab(vocab: int, beam: int):
+    if vocab < 2 * beam:
+        raise ValueError(f"A beam of {beam} needs a vocabulary of at least {2 * beam} tokens; this one has {vocab}.")
 
-def _finish(finished:list, alive:Tensor, cand:Tensor, parent:Tensor, token:Tensor, ys:Tensor, t:int, beam:int, alpha:float, eos:int):
+
+def _finish(
+    finished: list,
+    alive: Tensor,
+    cand: Tensor,
+    parent: Tensor,
+    token: Tensor,
+    ys: Tensor,
+    t: int,
+    beam: int,
+    alpha: float,
+    eos: int,
+):
     "Set aside the hypotheses that end with </s> among each sentence's `beam` best candidates, with their s(Y, X)."
     for i, j in (token[:, :beam] == eos).nonzero().tolist():
         sentence, score = alive[i].item(), cand[i, j].item()
         if len(finished[sentence]) < beam and score > float("-inf"):
             finished[sentence].append((score / length_penalty(t, alpha), [*ys[parent[i, j]].tolist(), eos]))
 
-def _best(finished:list, pad:int, device:torch.device)->tuple[Tensor, Tensor]: # (batch, T) ids, (batch,) scores
+
+def _best(finished: list, pad: int, device: torch.device) -> tuple[Tensor, Tensor]:  # (batch, T) ids, (batch,) scores
     "The best finished hypothesis of each sentence, padded into one tensor."
     best = [max(hyps, key=lambda h: h[0]) for hyps in finished]
     ids = torch.full((len(best), max(len(tokens) for _, tokens in best)), pad, dtype=torch.long, device=device)
-    for row, (_, tokens) in enumerate(best): ids[row, :len(tokens)] = torch.tensor(tokens)
+    for row, (_, tokens) in enumerate(best):
+        ids[row, : len(tokens)] = torch.tensor(tokens)
     return ids, torch.tensor([score for score, _ in best], device=device)
 
 # %% ../nbs/07_decoding.ipynb #76f6bd65
 @dataclass(frozen=True)
 class BeamSearch:
     "`beam_search` with fixed settings, as a `Translator`'s search; the defaults are the paper's (§6.1)."
-    beam:int=4
-    alpha:float=0.6
-    max_extra:int=50
-    incremental:bool=True
+
+    beam: int = 4
+    alpha: float = 0.6
+    max_extra: int = 50
+    incremental: bool = True
 
     def __post_init__(self):
-        if self.beam < 1: raise ValueError(f"The beam size must be 1 (greedy) or more, not {self.beam}.")
+        if self.beam < 1:
+            raise ValueError(f"The beam size must be 1 (greedy) or more, not {self.beam}.")
 
-    def __call__(self, model:EncoderDecoder, src:Tensor, src_mask:Tensor)->Tensor: # (batch, T) ids from <s>
+    def __call__(self, model: EncoderDecoder, src: Tensor, src_mask: Tensor) -> Tensor:  # (batch, T) ids from <s>
         return beam_search(model, src, src_mask, self.beam, self.alpha, self.max_extra, self.incremental)[0]
 
 # %% ../nbs/07_decoding.ipynb #a040eb51
 def average_state_dicts(
-    state_dicts:Sequence[dict], # of one model, e.g. its last few checkpoints
-)->dict: # the same keys: the mean of each floating-point tensor, integer tensors as in the last
+    state_dicts: Sequence[dict],  # of one model, e.g. its last few checkpoints
+) -> dict:  # the same keys: the mean of each floating-point tensor, integer tensors as in the last
     "Average model weights element-wise (in double precision); counters are taken from the last state dict."
     last = state_dicts[-1]
     for i, sd in enumerate(state_dicts):
         if sd.keys() != last.keys():
             raise ValueError(f"State dict {i} has other entries than the last: {sorted(sd.keys() ^ last.keys())[:5]}.")
         shapes = [k for k in last if sd[k].shape != last[k].shape]
-        if shapes: raise ValueError(f"State dict {i} has other shapes than the last for {shapes[:5]}.")
-    return {k: torch.stack([sd[k].double() for sd in state_dicts]).mean(0).to(v.dtype) if v.is_floating_point() else v.clone()
-            for k, v in last.items()}
+        if shapes:
+            raise ValueError(f"State dict {i} has other shapes than the last for {shapes[:5]}.")
+    return {
+        k: torch.stack([sd[k].double() for sd in state_dicts]).mean(0).to(v.dtype)
+        if v.is_floating_point()
+        else v.clone()
+        for k, v in last.items()
+    }
 
 # %% ../nbs/07_decoding.ipynb #27d74b80
-TRAINING_STATE = ("optimizer", "scheduler", "train_state", "rng") # what `save_checkpoint` adds to a model's weights
+TRAINING_STATE = ("optimizer", "scheduler", "train_state", "rng")  # what `save_checkpoint` adds to a model's weights
+
 
 def last_checkpoints(
-    run:str|Path, # a training run's directory
-    k:int=5, # how many
-)->list[Path]: # oldest first
+    run: str | Path,  # a training run's directory
+    k: int = 5,  # how many
+) -> list[Path]:  # oldest first
     "The last `k` weight snapshots of a run: `epoch_NN.pt` after epochs, or `step_NNNNNNN.pt` on a time interval."
-    if k < 1: raise ValueError(f"Average at least one snapshot, not {k}.")
+    if k < 1:
+        raise ValueError(f"Average at least one snapshot, not {k}.")
     files = snapshot_files(run)
     if len(files) < k:
-        raise FileNotFoundError(f"{run} holds {len(files)} weight snapshots (epoch_NN.pt or step_NNNNNNN.pt), fewer than the {k} to average.")
+        raise FileNotFoundError(
+            f"{run} holds {len(files)} weight snapshots (epoch_NN.pt or step_NNNNNNN.pt), fewer than the {k} to average."
+        )
     return files[-k:]
 
+
 def average_checkpoints(
-    paths:Sequence[str|Path], # checkpoints of one run
-)->dict: # a checkpoint: the mean weights, the last one's configuration and data, and `averaged`, the files
+    paths: Sequence[str | Path],  # checkpoints of one run
+) -> dict:  # a checkpoint: the mean weights, the last one's configuration and data, and `averaged`, the files
     "One checkpoint whose weights are the mean of the weights in `paths` (§6.1)."
-    if not paths: raise ValueError("No checkpoints to average.")
+    if not paths:
+        raise ValueError("No checkpoints to average.")
     saved = [read_checkpoint(p) for p in paths]
     for path, s in zip(paths, saved):
         if s.get("config") != saved[-1].get("config"):
-            raise ValueError(f"{path} holds another model than {paths[-1]} (their configurations differ): average checkpoints of one run.")
+            raise ValueError(
+                f"{path} holds another model than {paths[-1]} (their configurations differ): average checkpoints of one run."
+            )
     rest = {k: v for k, v in saved[-1].items() if k not in TRAINING_STATE}
     return dict(rest, model=average_state_dicts([s["model"] for s in saved]), averaged=[str(p) for p in paths])

@@ -26,98 +26,133 @@ from .training import SINGLE, Processes
 # %% ../nbs/08_distributed.ipynb #c36defd9
 class ShardedBatches(Sampler):
     "One process's share of a batch sampler's batches: every `world_size`-th, from the `rank`-th."
-    def __init__(self,
-        sampler:TokenBudgetSampler, # or any sampler with `batches(epoch)` and `set_epoch`
-        rank:int, world_size:int,
+
+    def __init__(
+        self,
+        sampler: TokenBudgetSampler,  # or any sampler with `batches(epoch)` and `set_epoch`
+        rank: int,
+        world_size: int,
     ):
         self.sampler, self.rank, self.world_size = sampler, rank, world_size
 
-    def set_epoch(self, epoch:int): self.sampler.set_epoch(epoch)
+    def set_epoch(self, epoch: int):
+        self.sampler.set_epoch(epoch)
 
-    def batches(self, epoch:int)->list[list[int]]:
+    def batches(self, epoch: int) -> list[list[int]]:
         "This process's batches of `epoch`."
         every = self.sampler.batches(epoch)
         return every[self.rank : len(every) // self.world_size * self.world_size : self.world_size]
 
-    def __iter__(self)->Iterator[list[int]]: return iter(self.batches(self.sampler.epoch))
-    def __len__(self)->int: return len(self.sampler.batches(0)) // self.world_size
+    def __iter__(self) -> Iterator[list[int]]:
+        return iter(self.batches(self.sampler.epoch))
+
+    def __len__(self) -> int:
+        return len(self.sampler.batches(0)) // self.world_size
 
 # %% ../nbs/08_distributed.ipynb #11894b78
 class DistributedProcesses(Processes):
     "The processes of a `torch.distributed` group, one device each, seen from one of them."
-    def __init__(self, rank:int, world_size:int, device:torch.device):
+
+    def __init__(self, rank: int, world_size: int, device: torch.device):
         self.rank, self.world_size, self.device = rank, world_size, device
 
-    def sum(self, values:Tensor)->Tensor:
+    def sum(self, values: Tensor) -> Tensor:
         values = values.to(self.device)  # NCCL reduces GPU tensors; gloo, CPU ones
         dist.all_reduce(values)
         return values.cpu()
 
-    def gather(self, obj)->list:
+    def gather(self, obj) -> list:
         objs = [None] * self.world_size
         dist.all_gather_object(objs, obj)
         return objs
 
-    def barrier(self): dist.barrier()
+    def barrier(self):
+        dist.barrier()
 
     def broadcast(self, obj):
         box = [obj]
         dist.broadcast_object_list(box, src=0)
         return box[0]
 
-    def wrap(self, model:nn.Module)->nn.Module:
+    def wrap(self, model: nn.Module) -> nn.Module:
         return DistributedDataParallel(model, device_ids=[self.device] if self.device.type == "cuda" else None)
 
-    def accumulating(self, net:nn.Module): return net.no_sync()
+    def accumulating(self, net: nn.Module):
+        return net.no_sync()
 
-    def shard(self, loader:DataLoader)->DataLoader:
-        return DataLoader(loader.dataset, batch_sampler=ShardedBatches(loader.batch_sampler, self.rank, self.world_size),
-                          collate_fn=loader.collate_fn, generator=loader.generator)
+    def shard(self, loader: DataLoader) -> DataLoader:
+        return DataLoader(
+            loader.dataset,
+            batch_sampler=ShardedBatches(loader.batch_sampler, self.rank, self.world_size),
+            collate_fn=loader.collate_fn,
+            generator=loader.generator,
+        )
 
 # %% ../nbs/08_distributed.ipynb #6910c12f
 def init_processes(
-    backend:str|None=None, # "nccl" or "gloo"; default: NCCL where there are GPUs, else gloo
-)->Processes:
+    backend: str | None = None,  # "nccl" or "gloo"; default: NCCL where there are GPUs, else gloo
+) -> Processes:
     "Join the process group `torchrun` describes in the environment; without one, the single process."
     world_size = int(os.environ.get("WORLD_SIZE", 1))
-    if world_size == 1: return SINGLE
+    if world_size == 1:
+        return SINGLE
     rank, local_rank = int(os.environ["RANK"]), int(os.environ.get("LOCAL_RANK", 0))
     if torch.cuda.is_available():
         device = torch.device("cuda", local_rank)
         torch.cuda.set_device(device)
-    else: device = torch.device("cpu")
+    else:
+        device = torch.device("cpu")
     dist.init_process_group(backend or ("nccl" if device.type == "cuda" else "gloo"), rank=rank, world_size=world_size)
     return DistributedProcesses(rank, world_size, device)
 
+
 @contextlib.contextmanager
-def distributed(backend:str|None=None):
+def distributed(backend: str | None = None):
     "`init_processes` for the duration of a `with` block, leaving the group at its end."
     processes = init_processes(backend)
-    try: yield processes
+    try:
+        yield processes
     finally:
-        if dist.is_initialized(): dist.destroy_process_group()
+        if dist.is_initialized():
+            dist.destroy_process_group()
 
 # %% ../nbs/08_distributed.ipynb #d9419288
-def _free_port()->int:
+def _free_port() -> int:
     "A TCP port that no one on this machine listens on now."
     with socket.socket() as s:
         s.bind(("localhost", 0))
         return s.getsockname()[1]
 
-def _worker(local_rank:int, world_size:int, port:int, fn:Callable, args:tuple, kwargs:dict):
+
+def _worker(local_rank: int, world_size: int, port: int, fn: Callable, args: tuple, kwargs: dict):
     "One launched process: describe its place as torchrun would, join the group, run `fn`."
-    os.environ.update(RANK=str(local_rank), LOCAL_RANK=str(local_rank), WORLD_SIZE=str(world_size),
-                      MASTER_ADDR="localhost", MASTER_PORT=str(port))
-    if not torch.cuda.is_available(): torch.set_num_threads(max(1, (os.cpu_count() or 1) // world_size))
-    with distributed() as processes: fn(*args, processes=processes, **kwargs)
+    os.environ.update(
+        RANK=str(local_rank),
+        LOCAL_RANK=str(local_rank),
+        WORLD_SIZE=str(world_size),
+        MASTER_ADDR="localhost",
+        MASTER_PORT=str(port),
+    )
+    if not torch.cuda.is_available():
+        torch.set_num_threads(max(1, (os.cpu_count() or 1) // world_size))
+    with distributed() as processes:
+        fn(*args, processes=processes, **kwargs)
+
 
 def launch(
-    world_size:int, # processes to start on this machine
-    fn:Callable, # importable (defined in a module, not a notebook), taking a `processes` keyword argument
-    *args, **kwargs, # passed to `fn`
+    world_size: int,  # processes to start on this machine
+    fn: Callable,  # importable (defined in a module, not a notebook), taking a `processes` keyword argument
+    *args,
+    **kwargs,  # passed to `fn`
 ):
     "Run `fn` in `world_size` new processes that train together, and wait for them."
-    if getattr(fn, "__module__", "__main__") == "__main__" or "<" in getattr(fn, "__qualname__", "<"):  # <lambda>, <locals>
-        raise ValueError(f"{fn.__name__} is defined in __main__ (a notebook or a script), which new processes cannot "
-                         "import: define it in a module, or launch the script with torchrun.")
-    mp.start_processes(_worker, args=(world_size, _free_port(), fn, args, kwargs), nprocs=world_size, start_method="spawn")
+    if getattr(fn, "__module__", "__main__") == "__main__" or "<" in getattr(
+        fn, "__qualname__", "<"
+    ):  # <lambda>, <locals>
+        raise ValueError(
+            f"{fn.__name__} is defined in __main__ (a notebook or a script), which new processes cannot "
+            "import: define it in a module, or launch the script with torchrun."
+        )
+    mp.start_processes(
+        _worker, args=(world_size, _free_port(), fn, args, kwargs), nprocs=world_size, start_method="spawn"
+    )

@@ -23,71 +23,84 @@ from .attention import MultiHeadedAttention, mha_from_torch
 # %% ../nbs/01_model.ipynb #23a161cd
 class SublayerConnection(nn.Module):
     "A residual connection around a sub-layer, with dropout and layer norm (§3.1, §5.4)."
-    def __init__(self,
-        d_model:int, # width of the residual stream
-        dropout:float, # P_drop, applied to the sub-layer's output
-        norm_first:bool=False, # True: pre-norm; False: the paper's post-norm
+
+    def __init__(
+        self,
+        d_model: int,  # width of the residual stream
+        dropout: float,  # P_drop, applied to the sub-layer's output
+        norm_first: bool = False,  # True: pre-norm; False: the paper's post-norm
     ):
         super().__init__()
         self.norm, self.dropout, self.norm_first = nn.LayerNorm(d_model), nn.Dropout(dropout), norm_first
 
-    def forward(self,
-        x:Tensor, # (batch, T, d_model)
-        sublayer:Callable[[Tensor], Tensor], # maps (batch, T, d_model) to the same shape
-    )->Tensor: # (batch, T, d_model)
-        if self.norm_first: return x + self.dropout(sublayer(self.norm(x)))  # pre-norm
+    def forward(
+        self,
+        x: Tensor,  # (batch, T, d_model)
+        sublayer: Callable[[Tensor], Tensor],  # maps (batch, T, d_model) to the same shape
+    ) -> Tensor:  # (batch, T, d_model)
+        if self.norm_first:
+            return x + self.dropout(sublayer(self.norm(x)))  # pre-norm
         return self.norm(x + self.dropout(sublayer(x)))  # §3.1: LayerNorm(x + Dropout(Sublayer(x)))
 
 # %% ../nbs/01_model.ipynb #84ad0f3f
 class PositionwiseFeedForward(nn.Module):
     "FFN(x) = max(0, x W_1 + b_1) W_2 + b_2, Eq. (2), applied at every position."
-    def __init__(self,
-        d_model:int, # width of input and output
-        d_ff:int, # width of the hidden layer
-        dropout:float=0.1, # dropout on the hidden activations
+
+    def __init__(
+        self,
+        d_model: int,  # width of input and output
+        d_ff: int,  # width of the hidden layer
+        dropout: float = 0.1,  # dropout on the hidden activations
     ):
         super().__init__()
         self.w_1, self.w_2, self.dropout = nn.Linear(d_model, d_ff), nn.Linear(d_ff, d_model), nn.Dropout(dropout)
 
-    def forward(self, x:Tensor)->Tensor: # (batch, T, d_model) -> (batch, T, d_model)
+    def forward(self, x: Tensor) -> Tensor:  # (batch, T, d_model) -> (batch, T, d_model)
         return self.w_2(self.dropout(self.w_1(x).relu()))  # Eq. (2); the hidden layer is (batch, T, d_ff)
 
 # %% ../nbs/01_model.ipynb #c7932382
 class EncoderLayer(nn.Module):
     "One encoder layer (§3.1): self-attention, then the feed-forward network."
-    def __init__(self,
-        d_model:int, # model width
-        h:int, # attention heads
-        d_ff:int, # feed-forward hidden width
-        dropout:float=0.1, # P_drop
-        norm_first:bool=False, # pre-norm instead of the paper's post-norm
-        d_k:int|None=None, d_v:int|None=None, # each head's widths; None: d_model / h
+
+    def __init__(
+        self,
+        d_model: int,  # model width
+        h: int,  # attention heads
+        d_ff: int,  # feed-forward hidden width
+        dropout: float = 0.1,  # P_drop
+        norm_first: bool = False,  # pre-norm instead of the paper's post-norm
+        d_k: int | None = None,
+        d_v: int | None = None,  # each head's widths; None: d_model / h
     ):
         super().__init__()
         self.self_attn = MultiHeadedAttention(h, d_model, dropout, d_k, d_v)
         self.feed_forward = PositionwiseFeedForward(d_model, d_ff, dropout)
         self.sublayer = nn.ModuleList(SublayerConnection(d_model, dropout, norm_first) for _ in range(2))
 
-    def forward(self,
-        x:Tensor, # (batch, T_src, d_model)
-        mask:Tensor, # bool (batch, 1, T_src): the source padding mask
-    )->Tensor: # (batch, T_src, d_model)
+    def forward(
+        self,
+        x: Tensor,  # (batch, T_src, d_model)
+        mask: Tensor,  # bool (batch, 1, T_src): the source padding mask
+    ) -> Tensor:  # (batch, T_src, d_model)
         x = self.sublayer[0](x, lambda x: self.self_attn(x, x, x, mask))
         return self.sublayer[1](x, self.feed_forward)
 
 # %% ../nbs/01_model.ipynb #be02ddd7
 class LayerStack(nn.Module):
     "`N` identical layers of type `layer_type` (§3.1), plus a final layer norm in a pre-norm stack."
-    layer_type:type[nn.Module] # set by each subclass: EncoderLayer or DecoderLayer
 
-    def __init__(self,
-        N:int, # number of layers
-        d_model:int, # model width
-        h:int, # attention heads
-        d_ff:int, # feed-forward hidden width
-        dropout:float=0.1, # P_drop
-        norm_first:bool=False, # pre-norm layers, followed by a final layer norm
-        d_k:int|None=None, d_v:int|None=None, # each head's widths; None: d_model / h
+    layer_type: type[nn.Module]  # set by each subclass: EncoderLayer or DecoderLayer
+
+    def __init__(
+        self,
+        N: int,  # number of layers
+        d_model: int,  # model width
+        h: int,  # attention heads
+        d_ff: int,  # feed-forward hidden width
+        dropout: float = 0.1,  # P_drop
+        norm_first: bool = False,  # pre-norm layers, followed by a final layer norm
+        d_k: int | None = None,
+        d_v: int | None = None,  # each head's widths; None: d_model / h
     ):
         super().__init__()
         self.layers = nn.ModuleList(self.layer_type(d_model, h, d_ff, dropout, norm_first, d_k, d_v) for _ in range(N))
@@ -96,25 +109,31 @@ class LayerStack(nn.Module):
 # %% ../nbs/01_model.ipynb #a92c3d44
 class Encoder(LayerStack):
     "A stack of `N` encoder layers (§3.1)."
+
     layer_type = EncoderLayer
 
-    def forward(self,
-        x:Tensor, # (batch, T_src, d_model) embedded source
-        mask:Tensor, # bool (batch, 1, T_src)
-    )->Tensor: # (batch, T_src, d_model): the memory the decoder attends to
-        for layer in self.layers: x = layer(x, mask)
+    def forward(
+        self,
+        x: Tensor,  # (batch, T_src, d_model) embedded source
+        mask: Tensor,  # bool (batch, 1, T_src)
+    ) -> Tensor:  # (batch, T_src, d_model): the memory the decoder attends to
+        for layer in self.layers:
+            x = layer(x, mask)
         return self.norm(x)
 
 # %% ../nbs/01_model.ipynb #cbbbcd67
 class DecoderLayer(nn.Module):
     "One decoder layer (§3.1): masked self-attention, attention over the encoder output, feed-forward."
-    def __init__(self,
-        d_model:int, # model width
-        h:int, # attention heads
-        d_ff:int, # feed-forward hidden width
-        dropout:float=0.1, # P_drop
-        norm_first:bool=False, # pre-norm instead of the paper's post-norm
-        d_k:int|None=None, d_v:int|None=None, # each head's widths; None: d_model / h
+
+    def __init__(
+        self,
+        d_model: int,  # model width
+        h: int,  # attention heads
+        d_ff: int,  # feed-forward hidden width
+        dropout: float = 0.1,  # P_drop
+        norm_first: bool = False,  # pre-norm instead of the paper's post-norm
+        d_k: int | None = None,
+        d_v: int | None = None,  # each head's widths; None: d_model / h
     ):
         super().__init__()
         self.self_attn = MultiHeadedAttention(h, d_model, dropout, d_k, d_v)
@@ -122,12 +141,13 @@ class DecoderLayer(nn.Module):
         self.feed_forward = PositionwiseFeedForward(d_model, d_ff, dropout)
         self.sublayer = nn.ModuleList(SublayerConnection(d_model, dropout, norm_first) for _ in range(3))
 
-    def forward(self,
-        x:Tensor, # (batch, T_tgt, d_model)
-        memory:Tensor, # (batch, T_src, d_model): the encoder's output
-        src_mask:Tensor, # bool (batch, 1, T_src)
-        tgt_mask:Tensor, # bool (batch or 1, T_tgt, T_tgt): causal, and padding where there is any
-    )->Tensor: # (batch, T_tgt, d_model)
+    def forward(
+        self,
+        x: Tensor,  # (batch, T_tgt, d_model)
+        memory: Tensor,  # (batch, T_src, d_model): the encoder's output
+        src_mask: Tensor,  # bool (batch, 1, T_src)
+        tgt_mask: Tensor,  # bool (batch or 1, T_tgt, T_tgt): causal, and padding where there is any
+    ) -> Tensor:  # (batch, T_tgt, d_model)
         x = self.sublayer[0](x, lambda x: self.self_attn(x, x, x, tgt_mask))
         x = self.sublayer[1](x, lambda x: self.src_attn(x, memory, memory, src_mask))
         return self.sublayer[2](x, self.feed_forward)
@@ -135,160 +155,190 @@ class DecoderLayer(nn.Module):
 # %% ../nbs/01_model.ipynb #0b91522b
 class Decoder(LayerStack):
     "A stack of `N` decoder layers (§3.1)."
+
     layer_type = DecoderLayer
 
-    def forward(self,
-        x:Tensor, # (batch, T_tgt, d_model) embedded target, shifted right
-        memory:Tensor, # (batch, T_src, d_model)
-        src_mask:Tensor, # bool (batch, 1, T_src)
-        tgt_mask:Tensor, # bool (batch or 1, T_tgt, T_tgt)
-    )->Tensor: # (batch, T_tgt, d_model)
-        for layer in self.layers: x = layer(x, memory, src_mask, tgt_mask)
+    def forward(
+        self,
+        x: Tensor,  # (batch, T_tgt, d_model) embedded target, shifted right
+        memory: Tensor,  # (batch, T_src, d_model)
+        src_mask: Tensor,  # bool (batch, 1, T_src)
+        tgt_mask: Tensor,  # bool (batch or 1, T_tgt, T_tgt)
+    ) -> Tensor:  # (batch, T_tgt, d_model)
+        for layer in self.layers:
+            x = layer(x, memory, src_mask, tgt_mask)
         return self.norm(x)
 
 # %% ../nbs/01_model.ipynb #15c3c3b8
 def load_torch_layer(
-    ours:EncoderLayer|DecoderLayer, # our layer, of the same sizes and norm placement
-    theirs:nn.TransformerEncoderLayer|nn.TransformerDecoderLayer, # PyTorch's, with ReLU and biases
-)->EncoderLayer|DecoderLayer: # `ours`, in eval mode
+    ours: EncoderLayer | DecoderLayer,  # our layer, of the same sizes and norm placement
+    theirs: nn.TransformerEncoderLayer | nn.TransformerDecoderLayer,  # PyTorch's, with ReLU and biases
+) -> EncoderLayer | DecoderLayer:  # `ours`, in eval mode
     "Copy the weights of PyTorch's layer `theirs` into our layer `ours`."
     ours.self_attn = mha_from_torch(theirs.self_attn)
-    if isinstance(ours, DecoderLayer): ours.src_attn = mha_from_torch(theirs.multihead_attn)
+    if isinstance(ours, DecoderLayer):
+        ours.src_attn = mha_from_torch(theirs.multihead_attn)
     ours.feed_forward.w_1.load_state_dict(theirs.linear1.state_dict())
     ours.feed_forward.w_2.load_state_dict(theirs.linear2.state_dict())
     their_norms = [theirs.norm1, theirs.norm2] + ([theirs.norm3] if isinstance(ours, DecoderLayer) else [])
-    for sublayer, norm in zip(ours.sublayer, their_norms): sublayer.norm.load_state_dict(norm.state_dict())
+    for sublayer, norm in zip(ours.sublayer, their_norms):
+        sublayer.norm.load_state_dict(norm.state_dict())
     return ours.eval()
 
 # %% ../nbs/01_model.ipynb #9548e084
 class Embeddings(nn.Module):
     "Token embeddings scaled by sqrt(d_model) (§3.4)."
-    def __init__(self,
-        vocab:int, # vocabulary size
-        d_model:int, # embedding width
+
+    def __init__(
+        self,
+        vocab: int,  # vocabulary size
+        d_model: int,  # embedding width
     ):
         super().__init__()
         self.lut, self.d_model = nn.Embedding(vocab, d_model), d_model
 
-    def forward(self, x:Tensor)->Tensor: # (batch, T) token ids -> (batch, T, d_model)
+    def forward(self, x: Tensor) -> Tensor:  # (batch, T) token ids -> (batch, T, d_model)
         return self.lut(x) * math.sqrt(self.d_model)
 
 # %% ../nbs/01_model.ipynb #1e7c44bb
 class Generator(nn.Module):
     "The pre-softmax linear transformation and the softmax (§3.4), as log-probabilities."
-    def __init__(self,
-        d_model:int, # width of the decoder output
-        vocab:int, # target vocabulary size
+
+    def __init__(
+        self,
+        d_model: int,  # width of the decoder output
+        vocab: int,  # target vocabulary size
     ):
         super().__init__()
         self.proj = nn.Linear(d_model, vocab)
 
-    def forward(self, x:Tensor)->Tensor: # (batch, T, d_model) -> (batch, T, vocab)
+    def forward(self, x: Tensor) -> Tensor:  # (batch, T, d_model) -> (batch, T, vocab)
         return F.log_softmax(self.proj(x), dim=-1)
 
 # %% ../nbs/01_model.ipynb #8e27844e
-def _check_length(T:int, max_len:int):
+def _check_length(T: int, max_len: int):
     "Refuse sequences longer than the positional table, with the remedy in the message."
     if T > max_len:
-        raise ValueError(f"Sequence of length {T} is longer than max_len={max_len} positions. "
-                         "Build the model with a larger max_len, or split or drop the long sentences.")
+        raise ValueError(
+            f"Sequence of length {T} is longer than max_len={max_len} positions. "
+            "Build the model with a larger max_len, or split or drop the long sentences."
+        )
 
 # %% ../nbs/01_model.ipynb #236e8ec4
 class PositionalEncoding(nn.Module):
     "Add the sinusoidal positional encoding of §3.5 to the embeddings, then dropout (§5.4)."
-    def __init__(self,
-        d_model:int, # embedding width (even)
-        dropout:float, # P_drop on the sum
-        max_len:int=5000, # longest sequence the table covers
+
+    def __init__(
+        self,
+        d_model: int,  # embedding width (even)
+        dropout: float,  # P_drop on the sum
+        max_len: int = 5000,  # longest sequence the table covers
     ):
         super().__init__()
         self.dropout = nn.Dropout(dropout)
         position = torch.arange(max_len, dtype=torch.float64).unsqueeze(1)  # (max_len, 1)
-        div_term = torch.exp(torch.arange(0, d_model, 2, dtype=torch.float64) * -(math.log(10000.0) / d_model))  # (d_model/2,)
+        div_term = torch.exp(
+            torch.arange(0, d_model, 2, dtype=torch.float64) * -(math.log(10000.0) / d_model)
+        )  # (d_model/2,)
         pe = torch.zeros(max_len, d_model, dtype=torch.float64)
         pe[:, 0::2] = torch.sin(position * div_term)  # PE(pos, 2i)
         pe[:, 1::2] = torch.cos(position * div_term)  # PE(pos, 2i+1)
         self.register_buffer("pe", pe.float().unsqueeze(0), persistent=False)  # (1, max_len, d_model)
 
-    def forward(self, x:Tensor)->Tensor: # (batch, T, d_model) -> (batch, T, d_model)
+    def forward(self, x: Tensor) -> Tensor:  # (batch, T, d_model) -> (batch, T, d_model)
         _check_length(x.size(1), self.pe.size(1))
-        return self.dropout(x + self.pe[:, :x.size(1)])
+        return self.dropout(x + self.pe[:, : x.size(1)])
 
 # %% ../nbs/01_model.ipynb #809eef17
 class LearnedPositionalEncoding(nn.Module):
     "Add a learned embedding of each position (Table 3 row E), then dropout."
-    def __init__(self,
-        d_model:int, # embedding width
-        dropout:float, # P_drop on the sum
-        max_len:int=5000, # number of positions with an embedding
+
+    def __init__(
+        self,
+        d_model: int,  # embedding width
+        dropout: float,  # P_drop on the sum
+        max_len: int = 5000,  # number of positions with an embedding
     ):
         super().__init__()
         self.dropout, self.pe = nn.Dropout(dropout), nn.Embedding(max_len, d_model)
 
-    def forward(self, x:Tensor)->Tensor: # (batch, T, d_model) -> (batch, T, d_model)
+    def forward(self, x: Tensor) -> Tensor:  # (batch, T, d_model) -> (batch, T, d_model)
         _check_length(x.size(1), self.pe.num_embeddings)
-        return self.dropout(x + self.pe.weight[:x.size(1)])  # (batch, T, d_model) + (T, d_model)
+        return self.dropout(x + self.pe.weight[: x.size(1)])  # (batch, T, d_model) + (T, d_model)
 
 # %% ../nbs/01_model.ipynb #f84dbd96
 class EncoderDecoder(nn.Module):
     "The Transformer: an encoder, a decoder, their embeddings and the output layer (§3)."
-    def __init__(self,
-        encoder:Encoder, # the encoder stack
-        decoder:Decoder, # the decoder stack
-        src_embed:nn.Module, # source token ids -> (batch, T_src, d_model)
-        tgt_embed:nn.Module, # target token ids -> (batch, T_tgt, d_model)
-        generator:Generator, # decoder output -> log-probabilities
+
+    def __init__(
+        self,
+        encoder: Encoder,  # the encoder stack
+        decoder: Decoder,  # the decoder stack
+        src_embed: nn.Module,  # source token ids -> (batch, T_src, d_model)
+        tgt_embed: nn.Module,  # target token ids -> (batch, T_tgt, d_model)
+        generator: Generator,  # decoder output -> log-probabilities
     ):
         super().__init__()
         self.encoder, self.decoder, self.generator = encoder, decoder, generator
         self.src_embed, self.tgt_embed = src_embed, tgt_embed
 
-    def encode(self, src:Tensor, src_mask:Tensor)->Tensor: # (batch, T_src), (batch, 1, T_src) -> (batch, T_src, d_model)
+    def encode(
+        self, src: Tensor, src_mask: Tensor
+    ) -> Tensor:  # (batch, T_src), (batch, 1, T_src) -> (batch, T_src, d_model)
         return self.encoder(self.src_embed(src), src_mask)
 
-    def decode(self, memory:Tensor, src_mask:Tensor, tgt:Tensor, tgt_mask:Tensor)->Tensor: # -> (batch, T_tgt, d_model)
+    def decode(
+        self, memory: Tensor, src_mask: Tensor, tgt: Tensor, tgt_mask: Tensor
+    ) -> Tensor:  # -> (batch, T_tgt, d_model)
         return self.decoder(self.tgt_embed(tgt), memory, src_mask, tgt_mask)
 
-    def forward(self, src:Tensor, tgt:Tensor, src_mask:Tensor, tgt_mask:Tensor)->Tensor: # -> (batch, T_tgt, d_model)
+    def forward(
+        self, src: Tensor, tgt: Tensor, src_mask: Tensor, tgt_mask: Tensor
+    ) -> Tensor:  # -> (batch, T_tgt, d_model)
         return self.decode(self.encode(src, src_mask), src_mask, tgt, tgt_mask)
 
 # %% ../nbs/01_model.ipynb #20b0f998
 @dataclass(frozen=True)
 class TransformerConfig:
     "Every hyper-parameter of the model; the defaults are the paper's base model (Table 3)."
-    src_vocab:int # source vocabulary size
-    tgt_vocab:int # target vocabulary size
-    N:int=6 # layers in each stack
-    d_model:int=512 # model width
-    d_ff:int=2048 # feed-forward hidden width
-    h:int=8 # attention heads
-    d_k:int|None=None # query and key width of each head; None: d_model / h = 64 (Table 3 rows A and B vary it)
-    d_v:int|None=None # value width of each head; None: d_model / h
-    dropout:float=0.1 # P_drop
-    norm_first:bool=False # pre-norm instead of the paper's post-norm
-    positional:str="sinusoidal" # "sinusoidal" (§3.5) or "learned" (Table 3 row E)
-    max_len:int=5000 # longest sequence the positional encoding covers
-    share_embeddings:bool=False # one matrix for both embeddings and the generator (a shared vocabulary)
+
+    src_vocab: int  # source vocabulary size
+    tgt_vocab: int  # target vocabulary size
+    N: int = 6  # layers in each stack
+    d_model: int = 512  # model width
+    d_ff: int = 2048  # feed-forward hidden width
+    h: int = 8  # attention heads
+    d_k: int | None = None  # query and key width of each head; None: d_model / h = 64 (Table 3 rows A and B vary it)
+    d_v: int | None = None  # value width of each head; None: d_model / h
+    dropout: float = 0.1  # P_drop
+    norm_first: bool = False  # pre-norm instead of the paper's post-norm
+    positional: str = "sinusoidal"  # "sinusoidal" (§3.5) or "learned" (Table 3 row E)
+    max_len: int = 5000  # longest sequence the positional encoding covers
+    share_embeddings: bool = False  # one matrix for both embeddings and the generator (a shared vocabulary)
 
     def __post_init__(self):
         if (self.d_k is None or self.d_v is None) and self.d_model % self.h:
             raise ValueError(f"d_model={self.d_model} must be divisible by h={self.h}, or give d_k and d_v.")
-        if self.d_model % 2: raise ValueError(f"d_model={self.d_model} must be even for the sine/cosine pairs of §3.5.")
+        if self.d_model % 2:
+            raise ValueError(f"d_model={self.d_model} must be even for the sine/cosine pairs of §3.5.")
         if self.positional not in ("sinusoidal", "learned"):
             raise ValueError(f"positional must be 'sinusoidal' or 'learned', got {self.positional!r}.")
         if self.share_embeddings and self.src_vocab != self.tgt_vocab:
-            raise ValueError(f"share_embeddings needs one vocabulary for both sides; got src_vocab={self.src_vocab} "
-                             f"and tgt_vocab={self.tgt_vocab}. Build a shared vocabulary, or set share_embeddings=False.")
+            raise ValueError(
+                f"share_embeddings needs one vocabulary for both sides; got src_vocab={self.src_vocab} "
+                f"and tgt_vocab={self.tgt_vocab}. Build a shared vocabulary, or set share_embeddings=False."
+            )
 
     @classmethod
-    def base(cls, src_vocab:int, tgt_vocab:int, **changes): return cls(src_vocab, tgt_vocab, **changes)
+    def base(cls, src_vocab: int, tgt_vocab: int, **changes):
+        return cls(src_vocab, tgt_vocab, **changes)
 
     @classmethod
-    def big(cls, src_vocab:int, tgt_vocab:int, **changes):
+    def big(cls, src_vocab: int, tgt_vocab: int, **changes):
         return cls(src_vocab, tgt_vocab, **{**dict(d_model=1024, d_ff=4096, h=16, dropout=0.3), **changes})
 
 # %% ../nbs/01_model.ipynb #7304b8aa
-def build_model(config:TransformerConfig)->EncoderDecoder:
+def build_model(config: TransformerConfig) -> EncoderDecoder:
     "The Transformer described by `config`, with shared weights (§3.4) and Glorot-initialised matrices."
     c = config
     positions = PositionalEncoding if c.positional == "sinusoidal" else LearnedPositionalEncoding
@@ -297,24 +347,27 @@ def build_model(config:TransformerConfig)->EncoderDecoder:
         Decoder(c.N, c.d_model, c.h, c.d_ff, c.dropout, c.norm_first, c.d_k, c.d_v),
         nn.Sequential(Embeddings(c.src_vocab, c.d_model), positions(c.d_model, c.dropout, c.max_len)),
         nn.Sequential(Embeddings(c.tgt_vocab, c.d_model), positions(c.d_model, c.dropout, c.max_len)),
-        Generator(c.d_model, c.tgt_vocab))
+        Generator(c.d_model, c.tgt_vocab),
+    )
     for p in model.parameters():
-        if p.dim() > 1: nn.init.xavier_uniform_(p)
+        if p.dim() > 1:
+            nn.init.xavier_uniform_(p)
     model.generator.proj.weight = model.tgt_embed[0].lut.weight  # §3.4: target embedding = pre-softmax weights
-    if c.share_embeddings: model.src_embed[0].lut.weight = model.tgt_embed[0].lut.weight  # ... = source embedding
+    if c.share_embeddings:
+        model.src_embed[0].lut.weight = model.tgt_embed[0].lut.weight  # ... = source embedding
     model.config = c
     return model
 
 # %% ../nbs/01_model.ipynb #b665e150
 def make_model(
-    src_vocab:int, # source vocabulary size
-    tgt_vocab:int, # target vocabulary size
-    N:int=6, # layers in each stack
-    d_model:int=512, # model width
-    d_ff:int=2048, # feed-forward hidden width
-    h:int=8, # attention heads
-    dropout:float=0.1, # P_drop
-    **options, # any other `TransformerConfig` field: d_k, d_v, norm_first, positional, max_len, share_embeddings
-)->EncoderDecoder:
+    src_vocab: int,  # source vocabulary size
+    tgt_vocab: int,  # target vocabulary size
+    N: int = 6,  # layers in each stack
+    d_model: int = 512,  # model width
+    d_ff: int = 2048,  # feed-forward hidden width
+    h: int = 8,  # attention heads
+    dropout: float = 0.1,  # P_drop
+    **options,  # any other `TransformerConfig` field: d_k, d_v, norm_first, positional, max_len, share_embeddings
+) -> EncoderDecoder:
     "Build a Transformer; the defaults are the paper's base model."
     return build_model(TransformerConfig(src_vocab, tgt_vocab, N, d_model, d_ff, h, dropout=dropout, **options))

@@ -25,43 +25,71 @@ import sacrebleu
 import torch
 from tqdm.auto import tqdm
 
-try: import fcntl
-except ImportError: fcntl = None  # Windows: a run directory is not locked
+try:
+    import fcntl
+except ImportError:
+    fcntl = None  # Windows: a run directory is not locked
 
 from .copy_task import greedy_decode
 from .cpu import use_cpu_speedups
-from .data import (BOS, EOS, PAD, BPETokenizer, TokenBudgetSampler, Tokenizer, Vocab, batch_loader,
-                                        collate, encode_pairs, load_multi30k, train_bpe)
+from annotated_transformer.data import (
+    BOS,
+    EOS,
+    PAD,
+    BPETokenizer,
+    TokenBudgetSampler,
+    Tokenizer,
+    Vocab,
+    batch_loader,
+    collate,
+    encode_pairs,
+    load_multi30k,
+    train_bpe,
+)
 from .model import EncoderDecoder, TransformerConfig, build_model
-from .training import (SINGLE, Batch, LabelSmoothing, Processes, TrainState, batch_loss, load_checkpoint,
-                                            paper_optimizer, read_checkpoint, train, write_checkpoint)
+from annotated_transformer.training import (
+    SINGLE,
+    Batch,
+    LabelSmoothing,
+    Processes,
+    TrainState,
+    batch_loss,
+    load_checkpoint,
+    paper_optimizer,
+    read_checkpoint,
+    train,
+    write_checkpoint,
+)
 
 # %% ../nbs/06_multi30k.ipynb #93974d7d
 @dataclass(frozen=True)
 class Recipe:
     "Everything that determines a training run: languages, model, vocabulary, batches, schedule, when to stop and save."
-    src_lang:str="de" # translate from
-    tgt_lang:str="en" # translate into
-    N:int=3 # layers per stack
-    d_model:int=256
-    d_ff:int=1024
-    h:int=8
-    dropout:float=0.2
-    vocabulary:str="words" # "words": spaCy tokens, a vocabulary per language; "bpe": one shared BPE (§5.1)
-    min_freq:int=2 # with "words": rarer training tokens become <unk>
-    bpe_size:int=8000 # with "bpe": pieces in the shared vocabulary
-    max_len:int=64 # longer training pairs are dropped (none of Multi30k's are)
-    max_tokens:int=3000 # padded tokens per batch and side
-    accum:int=1 # batches per update: an update sees up to max_tokens × accum tokens per side
-    epochs:int=20 # stop after this many epochs (0: no limit)
-    steps:int=0 # stop after this many updates (0: no limit)
-    factor:float=0.7 # scales Eq. (3)
-    warmup:int=800
-    eps_ls:float=0.1
-    precision:str="auto" # "auto" (bfloat16 where supported), "bf16" or "fp32"
-    cpu_speedups:bool=True # on a CPU, train with the cheaper dropout mask of `use_cpu_speedups`
-    seed:int=0
-    snapshot_minutes:float=0 # weights kept for averaging: 0, after every epoch; else on this interval of training time
+
+    src_lang: str = "de"  # translate from
+    tgt_lang: str = "en"  # translate into
+    N: int = 3  # layers per stack
+    d_model: int = 256
+    d_ff: int = 1024
+    h: int = 8
+    dropout: float = 0.2
+    vocabulary: str = "words"  # "words": spaCy tokens, a vocabulary per language; "bpe": one shared BPE (§5.1)
+    min_freq: int = 2  # with "words": rarer training tokens become <unk>
+    bpe_size: int = 8000  # with "bpe": pieces in the shared vocabulary
+    max_len: int = 64  # longer training pairs are dropped (none of Multi30k's are)
+    max_tokens: int = 3000  # padded tokens per batch and side
+    accum: int = 1  # batches per update: an update sees up to max_tokens × accum tokens per side
+    epochs: int = 20  # stop after this many epochs (0: no limit)
+    steps: int = 0  # stop after this many updates (0: no limit)
+    factor: float = 0.7  # scales Eq. (3)
+    warmup: int = 800
+    eps_ls: float = 0.1
+    precision: str = "auto"  # "auto" (bfloat16 where supported), "bf16" or "fp32"
+    cpu_speedups: bool = True  # on a CPU, train with the cheaper dropout mask of `use_cpu_speedups`
+    seed: int = 0
+    snapshot_minutes: float = (
+        0  # weights kept for averaging: 0, after every epoch; else on this interval of training time
+    )
 
     def __post_init__(self):
         if self.vocabulary not in VOCABULARIES:
@@ -84,8 +112,11 @@ class Recipe:
             ("warmup", "at least 1", self.warmup >= 1),
             ("snapshot_minutes", "0 (after each epoch), or positive and finite", 0 <= self.snapshot_minutes < math.inf),
         ]:
-            if not ok: raise ValueError(f"{name} must be {allowed}, not {getattr(self, name)!r}.")
-        if self.epochs == 0 and self.steps == 0: raise ValueError("Say when to stop: epochs, steps or both must be positive.")
+            if not ok:
+                raise ValueError(f"{name} must be {allowed}, not {getattr(self, name)!r}.")
+        if self.epochs == 0 and self.steps == 0:
+            raise ValueError("Say when to stop: epochs, steps or both must be positive.")
+
 
 VOCABULARIES = ("words", "bpe")
 MULTI30K = Recipe()
@@ -93,26 +124,31 @@ MULTI30K = Recipe()
 # %% ../nbs/06_multi30k.ipynb #bb2bcc00
 PRECISIONS = ("auto", "bf16", "fp32")
 
+
 def autocast_dtype(
-    precision:str, # "auto", "bf16" or "fp32"
-    device:torch.device,
-)->torch.dtype|None: # the dtype for `train(autocast=...)`; None for full precision
+    precision: str,  # "auto", "bf16" or "fp32"
+    device: torch.device,
+) -> torch.dtype | None:  # the dtype for `train(autocast=...)`; None for full precision
     "bfloat16 for 'bf16', and for 'auto' where the device computes in it natively; else None."
-    if precision not in PRECISIONS: raise ValueError(f"precision must be one of {PRECISIONS}, not {precision!r}.")
+    if precision not in PRECISIONS:
+        raise ValueError(f"precision must be one of {PRECISIONS}, not {precision!r}.")
     if precision == "auto":
-        native = torch.cuda.is_bf16_supported() if device.type == "cuda" else torch.ops.mkldnn._is_mkldnn_bf16_supported()
+        native = (
+            torch.cuda.is_bf16_supported() if device.type == "cuda" else torch.ops.mkldnn._is_mkldnn_bf16_supported()
+        )
         precision = "bf16" if native else "fp32"
     return torch.bfloat16 if precision == "bf16" else None
 
-def default_device()->torch.device:
+
+def default_device() -> torch.device:
     "The first GPU if there is one, else the CPU."
     return torch.device("cuda" if torch.cuda.is_available() else "cpu")
 
 # %% ../nbs/06_multi30k.ipynb #117934cf
 def learn_vocabularies(
-    recipe:Recipe,
-    train_pairs:list[tuple[str, str]], # (source, target) training sentences
-)->tuple: # source and target tokenizer, source and target vocabulary
+    recipe: Recipe,
+    train_pairs: list[tuple[str, str]],  # (source, target) training sentences
+) -> tuple:  # source and target tokenizer, source and target vocabulary
     "Tokenizers and vocabularies from the training pairs: a word vocabulary per language, or one BPE for both."
     if recipe.vocabulary == "bpe":
         bpe = train_bpe([text for pair in train_pairs for text in pair], recipe.bpe_size)
@@ -120,15 +156,24 @@ def learn_vocabularies(
         shared = src_tok.vocab()
         return src_tok, tgt_tok, shared, shared
     src_tok, tgt_tok = Tokenizer(recipe.src_lang), Tokenizer(recipe.tgt_lang)
-    vocabs = (Vocab.build(tok.tokenize_all(pair[i] for pair in train_pairs), recipe.min_freq) for i, tok in enumerate((src_tok, tgt_tok)))
+    vocabs = (
+        Vocab.build(tok.tokenize_all(pair[i] for pair in train_pairs), recipe.min_freq)
+        for i, tok in enumerate((src_tok, tgt_tok))
+    )
     return src_tok, tgt_tok, *vocabs
 
-def vocabulary_data(src_tok:Tokenizer|BPETokenizer, tgt_tok:Tokenizer|BPETokenizer, src_vocab:Vocab, tgt_vocab:Vocab)->dict:
+
+def vocabulary_data(
+    src_tok: Tokenizer | BPETokenizer, tgt_tok: Tokenizer | BPETokenizer, src_vocab: Vocab, tgt_vocab: Vocab
+) -> dict:
     "What a checkpoint needs to rebuild the tokenizers and vocabularies (see `saved_vocabularies`): plain data only."
     bpe = dict(bpe=src_tok.model) if isinstance(src_tok, BPETokenizer) else {}
-    return dict(vocabs=dict(src=src_vocab.itos, tgt=tgt_vocab.itos), langs=dict(src=src_tok.lang, tgt=tgt_tok.lang), **bpe)
+    return dict(
+        vocabs=dict(src=src_vocab.itos, tgt=tgt_vocab.itos), langs=dict(src=src_tok.lang, tgt=tgt_tok.lang), **bpe
+    )
 
-def saved_vocabularies(saved:dict)->tuple: # source and target tokenizer, source and target vocabulary
+
+def saved_vocabularies(saved: dict) -> tuple:  # source and target tokenizer, source and target vocabulary
     "The tokenizers and vocabularies a checkpoint holds, as `vocabulary_data` stored them."
     langs, vocabs = saved["langs"], saved["vocabs"]
     make = (lambda lang: BPETokenizer(saved["bpe"], lang)) if saved.get("bpe") else Tokenizer
@@ -138,22 +183,24 @@ def saved_vocabularies(saved:dict)->tuple: # source and target tokenizer, source
 @dataclass
 class ParallelData:
     "A parallel corpus as token ids, with the tokenizers and vocabularies that made them."
-    src_tok:Tokenizer|BPETokenizer
-    tgt_tok:Tokenizer|BPETokenizer
-    src_vocab:Vocab
-    tgt_vocab:Vocab
-    splits:dict # split name -> (source ids, target ids)
-    dropped:int # training pairs over max_len
 
-    def checkpoint_data(self)->dict:
+    src_tok: Tokenizer | BPETokenizer
+    tgt_tok: Tokenizer | BPETokenizer
+    src_vocab: Vocab
+    tgt_vocab: Vocab
+    splits: dict  # split name -> (source ids, target ids)
+    dropped: int  # training pairs over max_len
+
+    def checkpoint_data(self) -> dict:
         "What a checkpoint needs to rebuild the tokenizers and vocabularies: `vocabulary_data` of this corpus's."
         return vocabulary_data(self.src_tok, self.tgt_tok, self.src_vocab, self.tgt_vocab)
 
+
 def prepare_data(
-    recipe:Recipe,
-    pairs:dict[str, list[tuple[str, str]]], # split name -> (source, target) sentences; "train" is required
-    saved:dict|None=None, # a checkpoint's data: reuse its tokenizers and vocabularies (when resuming)
-)->ParallelData:
+    recipe: Recipe,
+    pairs: dict[str, list[tuple[str, str]]],  # split name -> (source, target) sentences; "train" is required
+    saved: dict | None = None,  # a checkpoint's data: reuse its tokenizers and vocabularies (when resuming)
+) -> ParallelData:
     "Learn the vocabularies from the training split (unless `saved` has them) and encode every split."
     text = saved_vocabularies(saved) if saved else learn_vocabularies(recipe, pairs["train"])
     splits, dropped = {}, 0
@@ -162,27 +209,42 @@ def prepare_data(
         splits[split], dropped = (src, tgt), dropped + n
     return ParallelData(*text, splits, dropped)
 
-def prepare_multi30k(
-    recipe:Recipe=MULTI30K,
-    data_dir:str|Path|None=None, # see `load_multi30k`
-    saved:dict|None=None, # a checkpoint's data: reuse its tokenizers and vocabularies (when resuming)
-)->ParallelData:
-    "Multi30k's training and validation splits, encoded as `prepare_data` does."
-    return prepare_data(recipe, {split: load_multi30k(split, data_dir, recipe.src_lang, recipe.tgt_lang)
-                                 for split in ("train", "val")}, saved)
 
-def translation_model(recipe:Recipe, data:ParallelData)->EncoderDecoder:
+def prepare_multi30k(
+    recipe: Recipe = MULTI30K,
+    data_dir: str | Path | None = None,  # see `load_multi30k`
+    saved: dict | None = None,  # a checkpoint's data: reuse its tokenizers and vocabularies (when resuming)
+) -> ParallelData:
+    "Multi30k's training and validation splits, encoded as `prepare_data` does."
+    return prepare_data(
+        recipe,
+        {split: load_multi30k(split, data_dir, recipe.src_lang, recipe.tgt_lang) for split in ("train", "val")},
+        saved,
+    )
+
+
+def translation_model(recipe: Recipe, data: ParallelData) -> EncoderDecoder:
     "The recipe's Transformer, sized to the vocabularies; with a shared BPE, one matrix for all three (§3.4)."
-    return build_model(TransformerConfig(len(data.src_vocab), len(data.tgt_vocab), recipe.N, recipe.d_model,
-                                         recipe.d_ff, recipe.h, dropout=recipe.dropout, share_embeddings=recipe.vocabulary == "bpe"))
+    return build_model(
+        TransformerConfig(
+            len(data.src_vocab),
+            len(data.tgt_vocab),
+            recipe.N,
+            recipe.d_model,
+            recipe.d_ff,
+            recipe.h,
+            dropout=recipe.dropout,
+            share_embeddings=recipe.vocabulary == "bpe",
+        )
+    )
 
 # %% ../nbs/06_multi30k.ipynb #07dd7ab6
 @torch.no_grad()
 def mean_loss(
-    model:EncoderDecoder,
-    loader:torch.utils.data.DataLoader, # of `Batch`es
-    autocast:torch.dtype|None=None,
-)->float: # cross-entropy per target token
+    model: EncoderDecoder,
+    loader: torch.utils.data.DataLoader,  # of `Batch`es
+    autocast: torch.dtype | None = None,
+) -> float:  # cross-entropy per target token
     "The model's cross-entropy per token on every batch of `loader`, in eval mode."
     model.eval()
     device, criterion = next(model.parameters()).device, LabelSmoothing(model.generator.proj.out_features, PAD, 0.0)
@@ -195,104 +257,161 @@ def mean_loss(
     return total / tokens
 
 # %% ../nbs/06_multi30k.ipynb #3288610d
-def _epoch_batches(loader:torch.utils.data.DataLoader):
+def _epoch_batches(loader: torch.utils.data.DataLoader):
     "A `make_batches` for `train`: the loader, set to an epoch."
-    def make_batches(epoch:int):
+
+    def make_batches(epoch: int):
         loader.batch_sampler.set_epoch(epoch)
         return loader
+
     return make_batches
 
-SNAPSHOT_KINDS = ("epoch", "step") # epoch_NN.pt after epochs, step_NNNNNNN.pt on a time interval
+
+SNAPSHOT_KINDS = ("epoch", "step")  # epoch_NN.pt after epochs, step_NNNNNNN.pt on a time interval
+
 
 def snapshot_files(
-    run:str|Path, # a run directory
-    kind:str|None=None, # "epoch" or "step"; None: both
-)->list[Path]:
+    run: str | Path,  # a run directory
+    kind: str | None = None,  # "epoch" or "step"; None: both
+) -> list[Path]:
     "A run's weight snapshots, oldest first: in the order of the updates they were taken after, which each records."
     files = [p for k in ([kind] if kind else SNAPSHOT_KINDS) for p in Path(run).glob(f"{k}_*.pt")]
     steps = {p: read_checkpoint(p, mmap=True).get("step") for p in files}
-    if None not in steps.values(): return sorted(files, key=steps.get)
+    if None not in steps.values():
+        return sorted(files, key=steps.get)
     if len({p.stem.split("_")[0] for p in files}) > 1:  # snapshots of an older version record no update
-        raise ValueError(f"{run} holds both epoch_*.pt and step_*.pt snapshots, and some do not record the update they "
-                         "were taken after, so their order is unknown: name the files to use instead of the run.")
+        raise ValueError(
+            f"{run} holds both epoch_*.pt and step_*.pt snapshots, and some do not record the update they "
+            "were taken after, so their order is unknown: name the files to use instead of the run."
+        )
     return sorted(files, key=lambda p: int(p.stem.split("_")[1]))  # one kind: numbered in order
 
-def save_weights(path:Path, model:EncoderDecoder, **extra):
+
+def save_weights(path: Path, model: EncoderDecoder, **extra):
     "The weights and configuration alone, enough to translate, written atomically."
     write_checkpoint(path, dict(model=model.state_dict(), config=asdict(model.config), **extra))
 
 # %% ../nbs/06_multi30k.ipynb #aa0c65c0
-RESUMABLE = ("epochs", "steps", "snapshot_minutes") # what a resumed run may change: how long it trains, how often it keeps weights
+RESUMABLE = (
+    "epochs",
+    "steps",
+    "snapshot_minutes",
+)  # what a resumed run may change: how long it trains, how often it keeps weights
+
 
 def run_recipe(
-    out:Path, # the run directory
-    recipe:Recipe|None, # what was asked for; None when resuming: the run's own
-    resume:bool,
-)->tuple[Recipe, dict|None]: # the recipe to follow, and the checkpoint to resume from (None for a new run)
+    out: Path,  # the run directory
+    recipe: Recipe | None,  # what was asked for; None when resuming: the run's own
+    resume: bool,
+) -> tuple[Recipe, dict | None]:  # the recipe to follow, and the checkpoint to resume from (None for a new run)
     "Check a request to start or resume the run in `out` against what is there."
     last = out / "last.pt"
     if last.exists() and not resume:
-        raise FileExistsError(f"{out} already holds a run ({last}). Continue it with --resume, or choose another --out.")
+        raise FileExistsError(
+            f"{out} already holds a run ({last}). Continue it with --resume, or choose another --out."
+        )
     if not resume:
-        if recipe is None: raise ValueError("A new run needs a recipe.")
+        if recipe is None:
+            raise ValueError("A new run needs a recipe.")
         return recipe, None
     if not last.exists():
-        raise FileNotFoundError(f"Nothing to resume: {out} holds no run ({last} is missing). Leave out --resume to start one.")
+        raise FileNotFoundError(
+            f"Nothing to resume: {out} holds no run ({last} is missing). Leave out --resume to start one."
+        )
     saved = read_checkpoint(last)
     trained = Recipe(**saved["recipe"])
-    changed = [f"{f.name}={getattr(trained, f.name)!r} (not {getattr(recipe, f.name)!r})" for f in fields(Recipe)
-               if recipe and f.name not in RESUMABLE and getattr(recipe, f.name) != getattr(trained, f.name)]
-    if changed: raise ValueError(f"The run in {out} was trained with {', '.join(changed)}. A resumed run can change "
-                                 f"only {', '.join(RESUMABLE)}; keep the rest as it was, or start a new run elsewhere.")
+    changed = [
+        f"{f.name}={getattr(trained, f.name)!r} (not {getattr(recipe, f.name)!r})"
+        for f in fields(Recipe)
+        if recipe and f.name not in RESUMABLE and getattr(recipe, f.name) != getattr(trained, f.name)
+    ]
+    if changed:
+        raise ValueError(
+            f"The run in {out} was trained with {', '.join(changed)}. A resumed run can change "
+            f"only {', '.join(RESUMABLE)}; keep the rest as it was, or start a new run elsewhere."
+        )
     return recipe or trained, saved
 
+
 @contextlib.contextmanager
-def hold_run_dir(out:Path):
+def hold_run_dir(out: Path):
     "Reserve `out` for this run while it trains: an exclusive lock on `out/.lock`, released when the run or its process ends."
     out.mkdir(parents=True, exist_ok=True)
     with open(out / ".lock", "a+") as lock:
         if fcntl:
-            try: fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)  # the kernel releases it if the process dies: never stale
+            try:
+                fcntl.flock(
+                    lock, fcntl.LOCK_EX | fcntl.LOCK_NB
+                )  # the kernel releases it if the process dies: never stale
             except BlockingIOError:
                 lock.seek(0)
-                raise FileExistsError(f"Another training run (process {lock.read().strip() or '?'}) is using {out} now. "
-                                      "Wait for it to end, or choose another --out.") from None
-        lock.seek(0); lock.truncate(); lock.write(str(os.getpid())); lock.flush()
+                raise FileExistsError(
+                    f"Another training run (process {lock.read().strip() or '?'}) is using {out} now. "
+                    "Wait for it to end, or choose another --out."
+                ) from None
+        lock.seek(0)
+        lock.truncate()
+        lock.write(str(os.getpid()))
+        lock.flush()
         yield
 
 # %% ../nbs/06_multi30k.ipynb #44929191
-def _snapshot_hooks(out:Path, recipe:Recipe, model:EncoderDecoder, val_loader:torch.utils.data.DataLoader,
-                    autocast:torch.dtype|None, extra:dict, keep:int)->tuple: # `train`'s on_epoch_end and on_update
+def _snapshot_hooks(
+    out: Path,
+    recipe: Recipe,
+    model: EncoderDecoder,
+    val_loader: torch.utils.data.DataLoader,
+    autocast: torch.dtype | None,
+    extra: dict,
+    keep: int,
+) -> tuple:  # `train`'s on_epoch_end and on_update
     "Hooks that validate, print a line, save the weights and keep the newest `keep` snapshots, when the recipe says."
     kind = "step" if recipe.snapshot_minutes else "epoch"
-    def snapshot(st:TrainState)->dict:
+
+    def snapshot(st: TrainState) -> dict:
         since = st.evals[-1]["step"] if st.evals else 0
         recent = [r for r in st.records if r["step"] > since]
         train_loss = sum(r["loss"] * r["tokens"] for r in recent) / max(sum(r["tokens"] for r in recent), 1)
         val_loss, elapsed = mean_loss(model, val_loader, autocast), st.records[-1]["elapsed_s"]
         where = f"epoch {st.epoch:3d}" if kind == "epoch" else f"step {st.step:7d}"
-        print(f"{where}  train loss {train_loss:.3f}  val loss {val_loss:.3f}  val ppl {math.exp(val_loss):6.2f}  {elapsed / 60:5.1f} min")
-        save_weights(out / (f"epoch_{st.epoch:02d}.pt" if kind == "epoch" else f"step_{st.step:07d}.pt"), model, step=st.step, **extra)
-        for old in snapshot_files(out, kind)[:-keep]: old.unlink()
+        print(
+            f"{where}  train loss {train_loss:.3f}  val loss {val_loss:.3f}  val ppl {math.exp(val_loss):6.2f}  {elapsed / 60:5.1f} min"
+        )
+        save_weights(
+            out / (f"epoch_{st.epoch:02d}.pt" if kind == "epoch" else f"step_{st.step:07d}.pt"),
+            model,
+            step=st.step,
+            **extra,
+        )
+        for old in snapshot_files(out, kind)[:-keep]:
+            old.unlink()
         return dict(train_loss=train_loss, val_loss=val_loss, elapsed_s=elapsed)
-    if kind == "epoch": return snapshot, None
-    def on_update(st:TrainState)->dict|None:  # each time training time passes a multiple of the interval, and at the end
+
+    if kind == "epoch":
+        return snapshot, None
+
+    def on_update(
+        st: TrainState,
+    ) -> dict | None:  # each time training time passes a multiple of the interval, and at the end
         interval, times = recipe.snapshot_minutes * 60, [r["elapsed_s"] for r in st.records[-2:]]
         crossed = times[-1] // interval > (times[0] // interval if len(times) == 2 else 0)
         return snapshot(st) if crossed or st.step == recipe.steps else None
+
     return (lambda st: snapshot(st) if st.epoch == recipe.epochs else None), on_update
 
 # %% ../nbs/06_multi30k.ipynb #6c24a145
 def train_translator(
-    out:str|Path, # directory for checkpoints
-    load_split:Callable[[str, str, str], list[tuple[str, str]]], # (split, src_lang, tgt_lang) -> pairs; for "train", "val"
-    recipe:Recipe|None=None, # required for a new run; when resuming, None means the run's own
-    resume:bool=False, # continue the run in `out`
-    keep:int=5, # weight snapshots to keep
-    device:torch.device|None=None, # default: a GPU if there is one
-    progress:bool=True, # a progress bar per run (the snapshot lines are printed either way)
-    processes:Processes=SINGLE, # with others, from the distributed notebook: each process calls this
-)->TrainState: # the finished run: `records` per update, `evals` per snapshot
+    out: str | Path,  # directory for checkpoints
+    load_split: Callable[
+        [str, str, str], list[tuple[str, str]]
+    ],  # (split, src_lang, tgt_lang) -> pairs; for "train", "val"
+    recipe: Recipe | None = None,  # required for a new run; when resuming, None means the run's own
+    resume: bool = False,  # continue the run in `out`
+    keep: int = 5,  # weight snapshots to keep
+    device: torch.device | None = None,  # default: a GPU if there is one
+    progress: bool = True,  # a progress bar per run (the snapshot lines are printed either way)
+    processes: Processes = SINGLE,  # with others, from the distributed notebook: each process calls this
+) -> TrainState:  # the finished run: `records` per update, `evals` per snapshot
     "Train a Transformer following `recipe` on the corpus `load_split` reads, with checkpoints in `out`."
     out, device, main = Path(out), device or processes.device or default_device(), processes.is_main
     recipe, saved = run_recipe(out, recipe, resume)
@@ -303,133 +422,202 @@ def train_translator(
         learned = vocabulary_data(*learn_vocabularies(recipe, pairs["train"])) if main and not saved else None
         data = prepare_data(recipe, pairs, saved or processes.broadcast(learned))  # one vocabulary for all processes
         model = translation_model(recipe, data).to(device)
-        if recipe.cpu_speedups: use_cpu_speedups(model)  # nothing changes off the CPU
+        if recipe.cpu_speedups:
+            use_cpu_speedups(model)  # nothing changes off the CPU
         optimizer, scheduler = paper_optimizer(model, recipe.d_model, recipe.factor, recipe.warmup)
-        state = (load_checkpoint(out / "last.pt", model, optimizer, scheduler, device, processes.rank, processes.world_size)
-                 if saved else TrainState())
+        state = (
+            load_checkpoint(out / "last.pt", model, optimizer, scheduler, device, processes.rank, processes.world_size)
+            if saved
+            else TrainState()
+        )
         autocast = autocast_dtype(recipe.precision, device)
         extra = dict(recipe=asdict(recipe), **data.checkpoint_data())
-        train_loader = processes.shard(batch_loader(*data.splits["train"], recipe.max_tokens, shuffle=True, seed=recipe.seed))
+        train_loader = processes.shard(
+            batch_loader(*data.splits["train"], recipe.max_tokens, shuffle=True, seed=recipe.seed)
+        )
         val_loader = batch_loader(*data.splits["val"], recipe.max_tokens, shuffle=False)
         until = " or ".join(f"{n:,} {unit}" for n, unit in ((recipe.epochs, "epochs"), (recipe.steps, "updates")) if n)
-        if main: print(f"{sum(p.numel() for p in model.parameters()):,} parameters, vocabularies {len(data.src_vocab):,} / "
-                       f"{len(data.tgt_vocab):,}, {len(train_loader)} batches per epoch, {recipe.accum} per update, "
-                       f"{processes.world_size} process(es), on {device}{' with bfloat16 autocast' if autocast else ''}; "
-                       f"from epoch {state.epoch}, update {state.step}, to {until}"
-                       + (f" ({data.dropped} training pairs over {recipe.max_len} tokens dropped)" if data.dropped else ""))
-        on_epoch_end, on_update = _snapshot_hooks(out, recipe, model, val_loader, autocast, extra, keep) if main else (None, None)
-        train(model, _epoch_batches(train_loader), LabelSmoothing(len(data.tgt_vocab), PAD, recipe.eps_ls), optimizer,
-              scheduler, recipe.epochs or None, recipe.steps or None, state, recipe.accum, checkpoint=out / "last.pt",
-              checkpoint_every=100, extra=extra, on_epoch_end=on_epoch_end, on_update=on_update, autocast=autocast,
-              progress=progress, processes=processes)
+        if main:
+            print(
+                f"{sum(p.numel() for p in model.parameters()):,} parameters, vocabularies {len(data.src_vocab):,} / "
+                f"{len(data.tgt_vocab):,}, {len(train_loader)} batches per epoch, {recipe.accum} per update, "
+                f"{processes.world_size} process(es), on {device}{' with bfloat16 autocast' if autocast else ''}; "
+                f"from epoch {state.epoch}, update {state.step}, to {until}"
+                + (f" ({data.dropped} training pairs over {recipe.max_len} tokens dropped)" if data.dropped else "")
+            )
+        on_epoch_end, on_update = (
+            _snapshot_hooks(out, recipe, model, val_loader, autocast, extra, keep) if main else (None, None)
+        )
+        train(
+            model,
+            _epoch_batches(train_loader),
+            LabelSmoothing(len(data.tgt_vocab), PAD, recipe.eps_ls),
+            optimizer,
+            scheduler,
+            recipe.epochs or None,
+            recipe.steps or None,
+            state,
+            recipe.accum,
+            checkpoint=out / "last.pt",
+            checkpoint_every=100,
+            extra=extra,
+            on_epoch_end=on_epoch_end,
+            on_update=on_update,
+            autocast=autocast,
+            progress=progress,
+            processes=processes,
+        )
         processes.barrier()  # the main process has written the last checkpoint
         return state
 
+
 def train_multi30k(
-    out:str|Path, # directory for checkpoints
-    recipe:Recipe|None=None, # default: `MULTI30K` for a new run, the run's own when resuming
-    data_dir:str|Path|None=None, # see `load_multi30k`
-    resume:bool=False, # continue the run in `out`
-    keep:int=5, # weight snapshots to keep
-    device:torch.device|None=None, # default: a GPU if there is one
-    progress:bool=True, # a progress bar per run
-    processes:Processes=SINGLE, # see `train_translator`
-)->TrainState:
+    out: str | Path,  # directory for checkpoints
+    recipe: Recipe | None = None,  # default: `MULTI30K` for a new run, the run's own when resuming
+    data_dir: str | Path | None = None,  # see `load_multi30k`
+    resume: bool = False,  # continue the run in `out`
+    keep: int = 5,  # weight snapshots to keep
+    device: torch.device | None = None,  # default: a GPU if there is one
+    progress: bool = True,  # a progress bar per run
+    processes: Processes = SINGLE,  # see `train_translator`
+) -> TrainState:
     "`train_translator` on Multi30k: German→English unless the recipe says otherwise."
-    return train_translator(out, lambda split, src, tgt: load_multi30k(split, data_dir, src, tgt),
-                            recipe or (None if resume else MULTI30K), resume, keep, device, progress, processes)
+    return train_translator(
+        out,
+        lambda split, src, tgt: load_multi30k(split, data_dir, src, tgt),
+        recipe or (None if resume else MULTI30K),
+        resume,
+        keep,
+        device,
+        progress,
+        processes,
+    )
 
 # %% ../nbs/06_multi30k.ipynb #30971da2
-Search = Callable[[EncoderDecoder, torch.Tensor, torch.Tensor], torch.Tensor] # (model, src, src_mask) -> ids (batch, T) from <s>
+Search = Callable[
+    [EncoderDecoder, torch.Tensor, torch.Tensor], torch.Tensor
+]  # (model, src, src_mask) -> ids (batch, T) from <s>
 
-def greedy_search(model:EncoderDecoder, src:torch.Tensor, src_mask:torch.Tensor)->torch.Tensor:
+
+def greedy_search(model: EncoderDecoder, src: torch.Tensor, src_mask: torch.Tensor) -> torch.Tensor:
     "The copy task's `greedy_decode`, with outputs of up to the batch's input length + 50 tokens (§6.1)."
     return greedy_decode(model, src, src_mask, src.size(1) + 50, BOS, EOS, PAD)
 
+
 class Translator:
     "A trained model that turns sentences into sentences."
-    def __init__(self, model:EncoderDecoder, src_tok:Tokenizer|BPETokenizer, tgt_tok:Tokenizer|BPETokenizer,
-                 src_vocab:Vocab, tgt_vocab:Vocab,
-                 search:Search=greedy_search, # how to decode; the decoding notebook adds beam search
-                 ):
-        self.model, self.src_tok, self.tgt_tok, self.src_vocab, self.tgt_vocab = model.eval(), src_tok, tgt_tok, src_vocab, tgt_vocab
+
+    def __init__(
+        self,
+        model: EncoderDecoder,
+        src_tok: Tokenizer | BPETokenizer,
+        tgt_tok: Tokenizer | BPETokenizer,
+        src_vocab: Vocab,
+        tgt_vocab: Vocab,
+        search: Search = greedy_search,  # how to decode; the decoding notebook adds beam search
+    ):
+        self.model, self.src_tok, self.tgt_tok, self.src_vocab, self.tgt_vocab = (
+            model.eval(),
+            src_tok,
+            tgt_tok,
+            src_vocab,
+            tgt_vocab,
+        )
         self.search = search
 
     @classmethod
-    def from_checkpoint(cls,
-        path:str|Path, # `last.pt` or `epoch_NN.pt` of a run
-        device:torch.device|None=None,
-        search:Search=greedy_search,
-    )->"Translator":
+    def from_checkpoint(
+        cls,
+        path: str | Path,  # `last.pt` or `epoch_NN.pt` of a run
+        device: torch.device | None = None,
+        search: Search = greedy_search,
+    ) -> "Translator":
         "The model, tokenizers and vocabularies a checkpoint holds."
         saved = read_checkpoint(path)
         missing = [k for k in ("config", "vocabs", "langs") if not saved.get(k)]
-        if missing: raise ValueError(f"{path} lacks {missing}: it is not a checkpoint of a translation model.")
+        if missing:
+            raise ValueError(f"{path} lacks {missing}: it is not a checkpoint of a translation model.")
         model = build_model(TransformerConfig(**saved["config"]))
         model.load_state_dict(saved["model"])
         return cls(model.to(device or default_device()), *saved_vocabularies(saved), search)
 
-    def source_batches(self,
-        sentences:list[str], # source sentences, one per item
-        max_tokens:int=4000, # source tokens per batch, padding included
-    )->list[tuple[list[int], Batch]]: # per batch: the indices of its sentences, and the batch on the model's device
+    def source_batches(
+        self,
+        sentences: list[str],  # source sentences, one per item
+        max_tokens: int = 4000,  # source tokens per batch, padding included
+    ) -> list[tuple[list[int], Batch]]:  # per batch: the indices of its sentences, and the batch on the model's device
         "The sentences tokenized, encoded and batched by length, ready for `self.search`."
         ids = [self.src_vocab.encode(t) + [EOS] for t in self.src_tok.tokenize_all(sentences)]
         limit = self.model.config.max_len
         too_long = [i + 1 for i, s in enumerate(ids) if len(s) + 50 > limit]
         if too_long:
-            raise ValueError(f"Sentence(s) {too_long[:10]} are too long for this model ({limit} positions, "
-                             "including 50 for the output to grow): split them into shorter sentences.")
+            raise ValueError(
+                f"Sentence(s) {too_long[:10]} are too long for this model ({limit} positions, "
+                "including 50 for the output to grow): split them into shorter sentences."
+            )
         device, lengths = next(self.model.parameters()).device, [len(s) for s in ids]
         batches = TokenBudgetSampler(lengths, lengths, max_tokens, shuffle=False).batches(0)  # in length order
         return [(batch, collate([(ids[i], [BOS]) for i in batch]).to(device)) for batch in batches]
 
-    def translate(self,
-        sentences:list[str], # source sentences, one per item
-        max_tokens:int=4000, # source tokens per batch, padding included
-        progress:bool=False,
-    )->list[str]: # their translations, in the same order
+    def translate(
+        self,
+        sentences: list[str],  # source sentences, one per item
+        max_tokens: int = 4000,  # source tokens per batch, padding included
+        progress: bool = False,
+    ) -> list[str]:  # their translations, in the same order
         "Translations of `sentences` by `self.search`, decoded in batches of similar length."
         outputs = [None] * len(sentences)
-        for batch, b in tqdm(self.source_batches(sentences, max_tokens), desc="translate", unit="batch", disable=not progress):
+        for batch, b in tqdm(
+            self.source_batches(sentences, max_tokens), desc="translate", unit="batch", disable=not progress
+        ):
             for i, row in zip(batch, self.search(self.model, b.src, b.src_mask).tolist()):
                 outputs[i] = self.tgt_tok.detokenize(self.tgt_vocab.decode(row))
         return outputs
 
 # %% ../nbs/06_multi30k.ipynb #89710f0b
 def bleu_scores(
-    hypotheses:list[str], # detokenized outputs
-    references:list[str], # raw reference sentences
-    tokenizer:Tokenizer, # spaCy's, of the target language, for the tokenized score
-)->dict:
+    hypotheses: list[str],  # detokenized outputs
+    references: list[str],  # raw reference sentences
+    tokenizer: Tokenizer,  # spaCy's, of the target language, for the tokenized score
+) -> dict:
     "sacreBLEU (with its signature), and BLEU on lowercased spaCy tokens as older tutorials reported it."
-    if len(hypotheses) != len(references): raise ValueError(f"{len(hypotheses)} hypotheses for {len(references)} references.")
+    if len(hypotheses) != len(references):
+        raise ValueError(f"{len(hypotheses)} hypotheses for {len(references)} references.")
     sacre = sacrebleu.BLEU()
     score = sacre.corpus_score(hypotheses, [references])
     tokenized = sacrebleu.BLEU(tokenize="none", lowercase=True, force=True)
     spaced = [[" ".join(tokenizer(s)) for s in texts] for texts in (hypotheses, references)]
-    return dict(sacrebleu=score.score, signature=str(sacre.get_signature()), detail=str(score),
-                tokenized_lowercase_bleu=tokenized.corpus_score(spaced[0], [spaced[1]]).score)
+    return dict(
+        sacrebleu=score.score,
+        signature=str(sacre.get_signature()),
+        detail=str(score),
+        tokenized_lowercase_bleu=tokenized.corpus_score(spaced[0], [spaced[1]]).score,
+    )
+
 
 def evaluate_pairs(
-    translator:Translator,
-    pairs:list[tuple[str, str]], # (source, reference) sentences
-    progress:bool=False,
-)->tuple[dict, pd.DataFrame]: # the scores, and source / reference / hypothesis per sentence
+    translator: Translator,
+    pairs: list[tuple[str, str]],  # (source, reference) sentences
+    progress: bool = False,
+) -> tuple[dict, pd.DataFrame]:  # the scores, and source / reference / hypothesis per sentence
     "Translate the sources and score the translations against the references."
     sources, references = [s for s, _ in pairs], [t for _, t in pairs]
     start = time.perf_counter()
     hypotheses = translator.translate(sources, progress=progress)
-    scores = dict(sentences=len(pairs), **bleu_scores(hypotheses, references, Tokenizer(translator.tgt_tok.lang)),
-                  translate_s=time.perf_counter() - start)
+    scores = dict(
+        sentences=len(pairs),
+        **bleu_scores(hypotheses, references, Tokenizer(translator.tgt_tok.lang)),
+        translate_s=time.perf_counter() - start,
+    )
     return scores, pd.DataFrame(dict(source=sources, reference=references, hypothesis=hypotheses))
 
+
 def evaluate(
-    translator:Translator,
-    split:str="test_2016_flickr", # a Multi30k split
-    data_dir:str|Path|None=None,
-    progress:bool=False,
-)->tuple[dict, pd.DataFrame]: # the scores, and source / reference / hypothesis per sentence
+    translator: Translator,
+    split: str = "test_2016_flickr",  # a Multi30k split
+    data_dir: str | Path | None = None,
+    progress: bool = False,
+) -> tuple[dict, pd.DataFrame]:  # the scores, and source / reference / hypothesis per sentence
     "Translate a Multi30k split and score it."
     pairs = load_multi30k(split, data_dir, translator.src_tok.lang, translator.tgt_tok.lang)
     scores, outputs = evaluate_pairs(translator, pairs, progress)

@@ -30,40 +30,44 @@ from .model import EncoderDecoder
 # %% ../nbs/02_training.ipynb #494d5090
 class Batch:
     "Source and target token ids with their masks, the shifted target and its token count."
-    def __init__(self,
-        src:Tensor, # (batch, T_src) source ids, padded with `pad`
-        tgt:Tensor, # (batch, T_tgt + 1) target ids from <s> to </s>, padded with `pad`
-        pad:int, # id of the padding token
+
+    def __init__(
+        self,
+        src: Tensor,  # (batch, T_src) source ids, padded with `pad`
+        tgt: Tensor,  # (batch, T_tgt + 1) target ids from <s> to </s>, padded with `pad`
+        pad: int,  # id of the padding token
     ):
         self.src, self.pad = src, pad
         self.src_mask = padding_mask(src, pad)  # (batch, 1, T_src)
         self.tgt = tgt[:, :-1]  # decoder input, <s> first: (batch, T_tgt)
         self.tgt_y = tgt[:, 1:]  # what it must predict at each position: (batch, T_tgt)
-        self.tgt_mask = padding_mask(self.tgt, pad) & subsequent_mask(self.tgt.size(1), src.device)  # (batch, T_tgt, T_tgt)
+        self.tgt_mask = padding_mask(self.tgt, pad) & subsequent_mask(
+            self.tgt.size(1), src.device
+        )  # (batch, T_tgt, T_tgt)
         self.ntokens = int((self.tgt_y != pad).sum())
 
-    def to(self, device:torch.device|str)->"Batch":
+    def to(self, device: torch.device | str) -> "Batch":
         "This batch on `device`."
         return Batch(self.src.to(device), torch.cat([self.tgt[:, :1], self.tgt_y], 1).to(device), self.pad)
 
 # %% ../nbs/02_training.ipynb #1977ddcf
 def rate(
-    step:int, # optimizer updates done so far (LambdaLR starts at 0)
-    model_size:int, # d_model
-    factor:float=1.0, # scales the whole curve
-    warmup:int=4000, # warmup_steps
-)->float: # the learning rate
+    step: int,  # optimizer updates done so far (LambdaLR starts at 0)
+    model_size: int,  # d_model
+    factor: float = 1.0,  # scales the whole curve
+    warmup: int = 4000,  # warmup_steps
+) -> float:  # the learning rate
     "The learning rate of Eq. (3) at `step`, times `factor`."
     step = max(step, 1)
-    return factor * model_size ** -0.5 * min(step ** -0.5, step * warmup ** -1.5)  # Eq. (3)
+    return factor * model_size**-0.5 * min(step**-0.5, step * warmup**-1.5)  # Eq. (3)
 
 # %% ../nbs/02_training.ipynb #d7bb820c
 def paper_optimizer(
-    model:nn.Module, # the model to train
-    d_model:int, # model width, for Eq. (3)
-    factor:float=1.0, # scales the learning-rate curve
-    warmup:int=4000, # warmup steps of Eq. (3)
-)->tuple[torch.optim.Adam, torch.optim.lr_scheduler.LambdaLR]:
+    model: nn.Module,  # the model to train
+    d_model: int,  # model width, for Eq. (3)
+    factor: float = 1.0,  # scales the learning-rate curve
+    warmup: int = 4000,  # warmup steps of Eq. (3)
+) -> tuple[torch.optim.Adam, torch.optim.lr_scheduler.LambdaLR]:
     "Adam with beta1=0.9, beta2=0.98, eps=1e-9 and the learning-rate schedule of Eq. (3) (§5.3)."
     optimizer = torch.optim.Adam(model.parameters(), lr=1.0, betas=(0.9, 0.98), eps=1e-9)
     scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda step: rate(step, d_model, factor, warmup))
@@ -72,25 +76,30 @@ def paper_optimizer(
 # %% ../nbs/02_training.ipynb #ee4e64d7
 class LabelSmoothing(nn.Module):
     "KL divergence against label-smoothed targets (§5.4), summed over the non-padding tokens."
-    def __init__(self,
-        size:int, # vocabulary size
-        padding_idx:int, # id of the padding token
-        eps_ls:float=0.0, # the share of probability spread over the wrong tokens
+
+    def __init__(
+        self,
+        size: int,  # vocabulary size
+        padding_idx: int,  # id of the padding token
+        eps_ls: float = 0.0,  # the share of probability spread over the wrong tokens
     ):
         super().__init__()
         self.size, self.padding_idx, self.eps_ls = size, padding_idx, eps_ls
 
-    def smoothed_targets(self, target:Tensor)->Tensor: # (n,) token ids -> (n, size) distributions
+    def smoothed_targets(self, target: Tensor) -> Tensor:  # (n,) token ids -> (n, size) distributions
         "1 - eps_ls on the correct token, eps_ls shared by the others, nothing on padding."
-        dist = torch.full((target.size(0), self.size), self.eps_ls / (self.size - 2), device=target.device)  # minus correct and pad
+        dist = torch.full(
+            (target.size(0), self.size), self.eps_ls / (self.size - 2), device=target.device
+        )  # minus correct and pad
         dist.scatter_(1, target.unsqueeze(1), 1.0 - self.eps_ls)
         dist[:, self.padding_idx] = 0
         return dist.masked_fill_((target == self.padding_idx).unsqueeze(1), 0.0)  # padded rows are ignored
 
-    def forward(self,
-        x:Tensor, # (n, size) log-probabilities
-        target:Tensor, # (n,) token ids
-    )->Tensor: # scalar: the summed loss, KL(smoothed_targets(target) || exp(x))
+    def forward(
+        self,
+        x: Tensor,  # (n, size) log-probabilities
+        target: Tensor,  # (n,) token ids
+    ) -> Tensor:  # scalar: the summed loss, KL(smoothed_targets(target) || exp(x))
         "The KL divergence, without building the (n, size) target: see the derivation above."
         eps, spread = self.eps_ls, self.eps_ls / (self.size - 2)
         entropy_term = (1 - eps) * math.log(1 - eps) + (eps * math.log(spread) if eps > 0 else 0.0)  # sum of q log q
@@ -101,43 +110,51 @@ class LabelSmoothing(nn.Module):
 
 # %% ../nbs/02_training.ipynb #c4e2fea7
 def batch_loss(
-    model:EncoderDecoder, # the model
-    criterion:nn.Module, # e.g. LabelSmoothing; sums over tokens
-    batch:Batch, # one batch
-)->Tensor: # scalar: the summed loss over the batch's target tokens
+    model: EncoderDecoder,  # the model
+    criterion: nn.Module,  # e.g. LabelSmoothing; sums over tokens
+    batch: Batch,  # one batch
+) -> Tensor:  # scalar: the summed loss over the batch's target tokens
     "The summed loss of `model` on `batch`."
     out = model(batch.src, batch.tgt, batch.src_mask, batch.tgt_mask)  # (batch, T_tgt, d_model)
-    log_probs = getattr(model, "module", model).generator(out)  # (batch, T_tgt, vocab); `.module`: wrapped for many processes
+    log_probs = getattr(model, "module", model).generator(
+        out
+    )  # (batch, T_tgt, vocab); `.module`: wrapped for many processes
     return criterion(log_probs.reshape(-1, log_probs.size(-1)), batch.tgt_y.reshape(-1))  # over (batch * T_tgt) rows
 
 # %% ../nbs/02_training.ipynb #eaaaa5f6
 @dataclass
 class TrainState:
     "Where a training run is: enough, with the weights and optimizer, to resume it exactly."
-    epoch:int=0 # the epoch in progress
-    batch_in_epoch:int=0 # batches of that epoch already trained on
-    step:int=0 # optimizer updates so far
-    samples:int=0 # sentence pairs trained on so far, by all processes
-    tokens:int=0 # target tokens trained on so far, by all processes
-    records:list[dict]=field(default_factory=list) # one row per update: the run's history
-    evals:list[dict]=field(default_factory=list) # what `on_epoch_end` and `on_update` returned, with epoch and step
+
+    epoch: int = 0  # the epoch in progress
+    batch_in_epoch: int = 0  # batches of that epoch already trained on
+    step: int = 0  # optimizer updates so far
+    samples: int = 0  # sentence pairs trained on so far, by all processes
+    tokens: int = 0  # target tokens trained on so far, by all processes
+    records: list[dict] = field(default_factory=list)  # one row per update: the run's history
+    evals: list[dict] = field(default_factory=list)  # what `on_epoch_end` and `on_update` returned, with epoch and step
 
 # %% ../nbs/02_training.ipynb #caf0b548
-def rng_states()->dict:
+def rng_states() -> dict:
     "The states of Python's and PyTorch's random number generators (CPU and every GPU)."
-    return dict(python=random.getstate(), torch=torch.get_rng_state(),
-                cuda=torch.cuda.get_rng_state_all() if torch.cuda.is_available() else [])
+    return dict(
+        python=random.getstate(),
+        torch=torch.get_rng_state(),
+        cuda=torch.cuda.get_rng_state_all() if torch.cuda.is_available() else [],
+    )
 
-def set_rng_states(states:dict):
+
+def set_rng_states(states: dict):
     "Restore generator states saved by `rng_states`."
     random.setstate(states["python"])
     torch.set_rng_state(states["torch"])
-    if states["cuda"] and torch.cuda.is_available(): torch.cuda.set_rng_state_all(states["cuda"])
+    if states["cuda"] and torch.cuda.is_available():
+        torch.cuda.set_rng_state_all(states["cuda"])
 
 # %% ../nbs/02_training.ipynb #7eedd5f2
 def write_checkpoint(
-    path:str|Path, # where to write; the parent directory is created
-    contents:dict, # tensors and plain data
+    path: str | Path,  # where to write; the parent directory is created
+    contents: dict,  # tensors and plain data
 ):
     "`torch.save` to `path`, atomically: readers find the old file or the new one, never a torn one."
     path = Path(path)
@@ -148,43 +165,59 @@ def write_checkpoint(
 
 # %% ../nbs/02_training.ipynb #08cdabb1
 def save_checkpoint(
-    path:str|Path, # where to write; the parent directory is created
-    model:nn.Module, # its `config`, if it has one (as `make_model` gives), is saved too
-    optimizer:torch.optim.Optimizer,
-    scheduler:torch.optim.lr_scheduler.LRScheduler,
-    state:TrainState,
-    rng:dict|list[dict]|None=None, # generator states: this process's (None), or one per process of a distributed run
-    **extra, # anything else a later reader needs (vocabularies, ...): plain data only
+    path: str | Path,  # where to write; the parent directory is created
+    model: nn.Module,  # its `config`, if it has one (as `make_model` gives), is saved too
+    optimizer: torch.optim.Optimizer,
+    scheduler: torch.optim.lr_scheduler.LRScheduler,
+    state: TrainState,
+    rng: dict
+    | list[dict]
+    | None = None,  # generator states: this process's (None), or one per process of a distributed run
+    **extra,  # anything else a later reader needs (vocabularies, ...): plain data only
 ):
     "Write everything needed to resume training to `path`, atomically."
     config = getattr(model, "config", None)
-    write_checkpoint(path, dict(model=model.state_dict(), optimizer=optimizer.state_dict(), scheduler=scheduler.state_dict(),
-                                train_state=asdict(state), rng=rng_states() if rng is None else rng,
-                                config=asdict(config) if config else None, **extra))
+    write_checkpoint(
+        path,
+        dict(
+            model=model.state_dict(),
+            optimizer=optimizer.state_dict(),
+            scheduler=scheduler.state_dict(),
+            train_state=asdict(state),
+            rng=rng_states() if rng is None else rng,
+            config=asdict(config) if config else None,
+            **extra,
+        ),
+    )
 
 # %% ../nbs/02_training.ipynb #690c6019
 def read_checkpoint(
-    path:str|Path, # a file written by `save_checkpoint`
-    map_location:str|torch.device="cpu", # where to put the tensors
-    mmap:bool=False, # map the tensors from the file instead of reading them: cheap when only the plain data is needed
-)->dict:
+    path: str | Path,  # a file written by `save_checkpoint`
+    map_location: str | torch.device = "cpu",  # where to put the tensors
+    mmap: bool = False,  # map the tensors from the file instead of reading them: cheap when only the plain data is needed
+) -> dict:
     "The contents of a checkpoint, loaded without unpickling arbitrary objects."
     path = Path(path)
-    if not path.is_file(): raise FileNotFoundError(f"No checkpoint at {path}. Check the path.")
-    try: return torch.load(path, map_location=map_location, weights_only=True, mmap=mmap)
+    if not path.is_file():
+        raise FileNotFoundError(f"No checkpoint at {path}. Check the path.")
+    try:
+        return torch.load(path, map_location=map_location, weights_only=True, mmap=mmap)
     except Exception as e:
-        raise ValueError(f"Could not read the checkpoint {path} ({e}). It may be truncated or not a checkpoint "
-                         "of this project; an earlier checkpoint of the run may still be intact.") from e
+        raise ValueError(
+            f"Could not read the checkpoint {path} ({e}). It may be truncated or not a checkpoint "
+            "of this project; an earlier checkpoint of the run may still be intact."
+        ) from e
 
 # %% ../nbs/02_training.ipynb #082231e8
 def load_checkpoint(
-    path:str|Path, # a file written by `save_checkpoint`
-    model:nn.Module, # receives the weights
-    optimizer:torch.optim.Optimizer|None=None, # with the scheduler: resume training, RNG states included
-    scheduler:torch.optim.lr_scheduler.LRScheduler|None=None,
-    map_location:str|torch.device="cpu",
-    rank:int=0, world_size:int=1, # this process, of how many (distributed training)
-)->TrainState: # where the run stopped
+    path: str | Path,  # a file written by `save_checkpoint`
+    model: nn.Module,  # receives the weights
+    optimizer: torch.optim.Optimizer | None = None,  # with the scheduler: resume training, RNG states included
+    scheduler: torch.optim.lr_scheduler.LRScheduler | None = None,
+    map_location: str | torch.device = "cpu",
+    rank: int = 0,
+    world_size: int = 1,  # this process, of how many (distributed training)
+) -> TrainState:  # where the run stopped
     "Load a checkpoint into `model`, and into `optimizer` and `scheduler` when resuming training."
     checkpoint = read_checkpoint(path, map_location)
     model.load_state_dict(checkpoint["model"])
@@ -192,78 +225,112 @@ def load_checkpoint(
         rng = checkpoint["rng"]
         trained_by = len(rng) if isinstance(rng, list) else 1
         if trained_by != world_size:
-            raise ValueError(f"{path} is from a run of {trained_by} process(es), and this is {world_size}: resume it with "
-                             f"{trained_by}, since the batches of an epoch are divided among the processes.")
+            raise ValueError(
+                f"{path} is from a run of {trained_by} process(es), and this is {world_size}: resume it with "
+                f"{trained_by}, since the batches of an epoch are divided among the processes."
+            )
         optimizer.load_state_dict(checkpoint["optimizer"])
-        if scheduler is not None: scheduler.load_state_dict(checkpoint["scheduler"])
+        if scheduler is not None:
+            scheduler.load_state_dict(checkpoint["scheduler"])
         set_rng_states(rng[rank] if isinstance(rng, list) else rng)
     return TrainState(**checkpoint["train_state"])
 
 # %% ../nbs/02_training.ipynb #fd411627
 class Processes:
     "The processes that train one model together; this one is a single process, which needs no communication."
+
     rank, world_size = 0, 1
-    device:torch.device|None = None # the device a process trains on; None: the caller decides
+    device: torch.device | None = None  # the device a process trains on; None: the caller decides
 
     @property
-    def is_main(self)->bool: return self.rank == 0 # the process that logs and writes checkpoints
-    def sum(self, values:Tensor)->Tensor: return values # element-wise sum over the processes
-    def gather(self, obj)->list: return [obj] # every process's `obj`, in rank order
-    def barrier(self): pass # wait until every process gets here
-    def broadcast(self, obj): return obj # the main process's `obj`, in every process
-    def wrap(self, model:nn.Module)->nn.Module: return model # what the training loop calls forward on
-    def accumulating(self, net:nn.Module): return contextlib.nullcontext() # around a backward pass that only accumulates
-    def shard(self, loader:torch.utils.data.DataLoader)->torch.utils.data.DataLoader: return loader # this process's batches
+    def is_main(self) -> bool:
+        return self.rank == 0  # the process that logs and writes checkpoints
+
+    def sum(self, values: Tensor) -> Tensor:
+        return values  # element-wise sum over the processes
+
+    def gather(self, obj) -> list:
+        return [obj]  # every process's `obj`, in rank order
+
+    def barrier(self):
+        pass  # wait until every process gets here
+
+    def broadcast(self, obj):
+        return obj  # the main process's `obj`, in every process
+
+    def wrap(self, model: nn.Module) -> nn.Module:
+        return model  # what the training loop calls forward on
+
+    def accumulating(self, net: nn.Module):
+        return contextlib.nullcontext()  # around a backward pass that only accumulates
+
+    def shard(self, loader: torch.utils.data.DataLoader) -> torch.utils.data.DataLoader:
+        return loader  # this process's batches
+
 
 SINGLE = Processes()
 
 # %% ../nbs/02_training.ipynb #07d85bcd
-def _record(state:TrainState, loss_sum:float, tokens:int, lr:float, seconds:float, elapsed:float)->dict:
+def _record(state: TrainState, loss_sum: float, tokens: int, lr: float, seconds: float, elapsed: float) -> dict:
     "One row of the training history, for the update just made."
-    return dict(step=state.step, epoch=state.epoch, loss=loss_sum / max(tokens, 1), lr=lr, tokens=tokens,
-                tokens_per_s=tokens / max(seconds, 1e-9), elapsed_s=elapsed)
+    return dict(
+        step=state.step,
+        epoch=state.epoch,
+        loss=loss_sum / max(tokens, 1),
+        lr=lr,
+        tokens=tokens,
+        tokens_per_s=tokens / max(seconds, 1e-9),
+        elapsed_s=elapsed,
+    )
 
 # %% ../nbs/02_training.ipynb #aff35010
 def train(
-    model:EncoderDecoder, # trained in place
-    make_batches:Callable[[int], Iterable[Batch]], # the batches of an epoch, the same on every call
-    criterion:nn.Module, # summed loss, e.g. LabelSmoothing
-    optimizer:torch.optim.Optimizer,
-    scheduler:torch.optim.lr_scheduler.LRScheduler, # stepped once per update
-    epochs:int|None=None, # stop when this many epochs are done
-    steps:int|None=None, # stop when this many updates are done (at least one of the two must be given)
-    state:TrainState|None=None, # where to start; None for a new run
-    accum_iter:int=1, # batches per update (gradient accumulation)
-    checkpoint:str|Path|None=None, # file to save to (after every epoch)
-    checkpoint_every:int=0, # also save every this many updates (0: only after epochs)
-    extra:dict|None=None, # saved in every checkpoint besides the training state (vocabularies, ...)
-    on_epoch_end:Callable[[TrainState], dict|None]|None=None, # e.g. validation; its dict goes to `state.evals`
-    on_update:Callable[[TrainState], dict|None]|None=None, # the same, after every update
-    autocast:torch.dtype|None=None, # e.g. torch.bfloat16: mixed precision for the forward pass
-    progress:bool=True, # show a progress bar
-    processes:Processes=SINGLE, # with others (distributed training): they each call `train`
-)->pd.DataFrame: # one row per update: step, epoch, loss per token, lr, tokens, tokens_per_s, elapsed_s
+    model: EncoderDecoder,  # trained in place
+    make_batches: Callable[[int], Iterable[Batch]],  # the batches of an epoch, the same on every call
+    criterion: nn.Module,  # summed loss, e.g. LabelSmoothing
+    optimizer: torch.optim.Optimizer,
+    scheduler: torch.optim.lr_scheduler.LRScheduler,  # stepped once per update
+    epochs: int | None = None,  # stop when this many epochs are done
+    steps: int | None = None,  # stop when this many updates are done (at least one of the two must be given)
+    state: TrainState | None = None,  # where to start; None for a new run
+    accum_iter: int = 1,  # batches per update (gradient accumulation)
+    checkpoint: str | Path | None = None,  # file to save to (after every epoch)
+    checkpoint_every: int = 0,  # also save every this many updates (0: only after epochs)
+    extra: dict | None = None,  # saved in every checkpoint besides the training state (vocabularies, ...)
+    on_epoch_end: Callable[[TrainState], dict | None] | None = None,  # e.g. validation; its dict goes to `state.evals`
+    on_update: Callable[[TrainState], dict | None] | None = None,  # the same, after every update
+    autocast: torch.dtype | None = None,  # e.g. torch.bfloat16: mixed precision for the forward pass
+    progress: bool = True,  # show a progress bar
+    processes: Processes = SINGLE,  # with others (distributed training): they each call `train`
+) -> pd.DataFrame:  # one row per update: step, epoch, loss per token, lr, tokens, tokens_per_s, elapsed_s
     "Train `model` for `epochs` or `steps`, with gradient accumulation, checkpoints and a progress bar."
-    if not (epochs or steps): raise ValueError("Say how long to train: give epochs, steps, or both.")
+    if not (epochs or steps):
+        raise ValueError("Say how long to train: give epochs, steps, or both.")
     state = state or TrainState()
     done = lambda: (epochs is not None and state.epoch >= epochs) or (steps is not None and state.step >= steps)
     device, net = next(model.parameters()).device, processes.wrap(model)
     elapsed0 = state.records[-1]["elapsed_s"] if state.records else 0.0
     start = last = time.perf_counter()
     counts = [0.0, 0, 0]  # this process's loss, target tokens and sentence pairs in the update in progress
+
     def save():  # every process takes part (its random state is gathered); the main one writes
         rng = processes.gather(rng_states())
         if checkpoint and processes.is_main:
-            save_checkpoint(checkpoint, model, optimizer, scheduler, state, rng if len(rng) > 1 else rng[0], **(extra or {}))
+            save_checkpoint(
+                checkpoint, model, optimizer, scheduler, state, rng if len(rng) > 1 else rng[0], **(extra or {})
+            )
+
     def keep_results(hook):
         if hook and (results := hook(state)) is not None:
             state.evals.append(dict(epoch=state.epoch, step=state.step, **results))
             model.train()
+
     model.train()
     with tqdm(desc="train", unit="batch", disable=not (progress and processes.is_main)) as bar:
         while not done():
             for i, batch in enumerate(make_batches(state.epoch)):
-                if i < state.batch_in_epoch: continue  # trained on before this run was resumed
+                if i < state.batch_in_epoch:
+                    continue  # trained on before this run was resumed
                 batch = batch.to(device)
                 with processes.accumulating(net) if (i + 1) % accum_iter else contextlib.nullcontext():
                     with torch.autocast(device.type, dtype=autocast, enabled=autocast is not None):
@@ -272,21 +339,34 @@ def train(
                 counts = [counts[0] + loss.item(), counts[1] + batch.ntokens, counts[2] + len(batch.src)]
                 state.batch_in_epoch = i + 1
                 bar.update()
-                if state.batch_in_epoch % accum_iter: continue
+                if state.batch_in_epoch % accum_iter:
+                    continue
                 lr = optimizer.param_groups[0]["lr"]
                 optimizer.step()
                 optimizer.zero_grad(set_to_none=True)
                 scheduler.step()
-                loss_sum, tokens, samples = processes.sum(torch.tensor(counts, dtype=torch.float64)).tolist()  # over processes
-                state.step, state.samples, state.tokens = state.step + 1, state.samples + int(samples), state.tokens + int(tokens)
+                loss_sum, tokens, samples = processes.sum(
+                    torch.tensor(counts, dtype=torch.float64)
+                ).tolist()  # over processes
+                state.step, state.samples, state.tokens = (
+                    state.step + 1,
+                    state.samples + int(samples),
+                    state.tokens + int(tokens),
+                )
                 now = time.perf_counter()
                 state.records.append(_record(state, loss_sum, int(tokens), lr, now - last, elapsed0 + now - start))
-                bar.set_postfix(epoch=state.epoch, loss=f"{state.records[-1]['loss']:.3f}", lr=f"{lr:.2e}",
-                                tok_s=f"{state.records[-1]['tokens_per_s']:,.0f}")
+                bar.set_postfix(
+                    epoch=state.epoch,
+                    loss=f"{state.records[-1]['loss']:.3f}",
+                    lr=f"{lr:.2e}",
+                    tok_s=f"{state.records[-1]['tokens_per_s']:,.0f}",
+                )
                 counts, last = [0.0, 0, 0], now
                 keep_results(on_update)
-                if checkpoint_every and state.step % checkpoint_every == 0: save()
-                if done(): break  # `steps` reached in mid-epoch: the epoch is not over
+                if checkpoint_every and state.step % checkpoint_every == 0:
+                    save()
+                if done():
+                    break  # `steps` reached in mid-epoch: the epoch is not over
             else:  # the epoch is over
                 optimizer.zero_grad(set_to_none=True)  # an incomplete last accumulation is dropped, not carried over
                 counts = [0.0, 0, 0]

@@ -20,99 +20,152 @@ from .attention import MultiHeadedAttention, subsequent_mask
 from .data import PAD
 from .model import EncoderDecoder
 
-if TYPE_CHECKING: import altair as alt  # imported where a chart is drawn
+if TYPE_CHECKING:
+    import altair as alt  # imported where a chart is drawn
 
 # %% ../nbs/10_visualization.ipynb #d9367a58
 def heatmap(
-    cells:pd.DataFrame, # one row per cell: `row`, `col` (positions), `value`, and any facet fields
-    row_labels:list[str]|None=None, # a label per row position; None: the positions
-    col_labels:list[str]|None=None, # a label per column position
-    title:str="",
-    value_title:str="value", # the colour legend's title
-    domain:tuple[float, float]|None=None, # the values the colour scale spans; None: the data's range
-    scheme:str="blues", # a Vega colour scheme; "redblue" for values around 0
-    facet_row:str|None=None, facet_col:str|None=None, # fields that split the cells into a grid of panels
-    size:int=14, # pixels per cell
-)->"alt.Chart":
+    cells: pd.DataFrame,  # one row per cell: `row`, `col` (positions), `value`, and any facet fields
+    row_labels: list[str] | None = None,  # a label per row position; None: the positions
+    col_labels: list[str] | None = None,  # a label per column position
+    title: str = "",
+    value_title: str = "value",  # the colour legend's title
+    domain: tuple[float, float] | None = None,  # the values the colour scale spans; None: the data's range
+    scheme: str = "blues",  # a Vega colour scheme; "redblue" for values around 0
+    facet_row: str | None = None,
+    facet_col: str | None = None,  # fields that split the cells into a grid of panels
+    size: int = 14,  # pixels per cell
+) -> "alt.Chart":
     "Coloured cells with labelled axes, in a grid of panels if facet fields are given."
     import altair as alt
+
     def axis(labels, angle=0):  # positions on the axis; their labels looked up in Vega's expression language
-        return alt.Axis(labelExpr=f"{json.dumps(labels)}[datum.value]", labelAngle=angle) if labels else alt.Axis(labelAngle=angle)
-    rows, cols = (len(labels) if labels else cells[field].nunique() for labels, field in ((row_labels, "row"), (col_labels, "col")))
-    chart = alt.Chart(cells).mark_rect().encode(
-        x=alt.X("col:O", title=None, axis=axis(col_labels, -60 if col_labels else 0)),
-        y=alt.Y("row:O", title=None, axis=axis(row_labels)),
-        color=alt.Color("value:Q", scale=alt.Scale(scheme=scheme, domain=list(domain) if domain else alt.Undefined), title=value_title),
-        tooltip=["row:O", "col:O", alt.Tooltip("value:Q", format=".3f")],
-    ).properties(width=size * cols, height=size * rows)
+        return (
+            alt.Axis(labelExpr=f"{json.dumps(labels)}[datum.value]", labelAngle=angle)
+            if labels
+            else alt.Axis(labelAngle=angle)
+        )
+
+    rows, cols = (
+        len(labels) if labels else cells[field].nunique()
+        for labels, field in ((row_labels, "row"), (col_labels, "col"))
+    )
+    chart = (
+        alt.Chart(cells)
+        .mark_rect()
+        .encode(
+            x=alt.X("col:O", title=None, axis=axis(col_labels, -60 if col_labels else 0)),
+            y=alt.Y("row:O", title=None, axis=axis(row_labels)),
+            color=alt.Color(
+                "value:Q",
+                scale=alt.Scale(scheme=scheme, domain=list(domain) if domain else alt.Undefined),
+                title=value_title,
+            ),
+            tooltip=["row:O", "col:O", alt.Tooltip("value:Q", format=".3f")],
+        )
+        .properties(width=size * cols, height=size * rows)
+    )
     if facet_row or facet_col:
-        chart = chart.facet(row=alt.Row(f"{facet_row}:O") if facet_row else alt.Undefined,
-                            column=alt.Column(f"{facet_col}:O") if facet_col else alt.Undefined)
+        chart = chart.facet(
+            row=alt.Row(f"{facet_row}:O") if facet_row else alt.Undefined,
+            column=alt.Column(f"{facet_col}:O") if facet_col else alt.Undefined,
+        )
     return chart.properties(title=title)
 
-def matrix_cells(matrix:Tensor)->pd.DataFrame: # (rows, cols) -> one row per cell: row, col, value
+
+def matrix_cells(matrix: Tensor) -> pd.DataFrame:  # (rows, cols) -> one row per cell: row, col, value
     "The cells of a 2-d tensor, as `heatmap` takes them."
     rows, cols = torch.meshgrid(torch.arange(matrix.size(0)), torch.arange(matrix.size(1)), indexing="ij")
     return pd.DataFrame(dict(row=rows.flatten(), col=cols.flatten(), value=matrix.flatten().float()))
 
 # %% ../nbs/10_visualization.ipynb #839f812f
 def lines(
-    data:pd.DataFrame, # one row per point
-    x:str, y:str, # the fields on the axes
-    color:str|None=None, # a field with one line per value
-    title:str="",
-    x_title:str|None=None, y_title:str|None=None, # default: the field names
-    log_y:bool=False, # a logarithmic y axis
-    width:int=500, height:int=250,
-)->"alt.Chart":
+    data: pd.DataFrame,  # one row per point
+    x: str,
+    y: str,  # the fields on the axes
+    color: str | None = None,  # a field with one line per value
+    title: str = "",
+    x_title: str | None = None,
+    y_title: str | None = None,  # default: the field names
+    log_y: bool = False,  # a logarithmic y axis
+    width: int = 500,
+    height: int = 250,
+) -> "alt.Chart":
     "Curves of `y` against `x`, one per value of `color`."
     import altair as alt
-    return alt.Chart(data, title=title).mark_line().encode(
-        x=alt.X(f"{x}:Q", title=x_title or x),
-        y=alt.Y(f"{y}:Q", title=y_title or y, scale=alt.Scale(type="log") if log_y else alt.Undefined),
-        color=alt.Color(f"{color}:N") if color else alt.Undefined,
-        tooltip=[x, y, *([color] if color else [])],
-    ).properties(width=width, height=height)
+
+    return (
+        alt.Chart(data, title=title)
+        .mark_line()
+        .encode(
+            x=alt.X(f"{x}:Q", title=x_title or x),
+            y=alt.Y(f"{y}:Q", title=y_title or y, scale=alt.Scale(type="log") if log_y else alt.Undefined),
+            color=alt.Color(f"{color}:N") if color else alt.Undefined,
+            tooltip=[x, y, *([color] if color else [])],
+        )
+        .properties(width=width, height=height)
+    )
 
 # %% ../nbs/10_visualization.ipynb #207544de
-KINDS = {"encoder self-attention": ("encoder", "self_attn"), "decoder self-attention": ("decoder", "self_attn"),
-         "decoder–source attention": ("decoder", "src_attn")} # kind -> (stack, attribute of its layers)
+KINDS = {
+    "encoder self-attention": ("encoder", "self_attn"),
+    "decoder self-attention": ("decoder", "self_attn"),
+    "decoder–source attention": ("decoder", "src_attn"),
+}  # kind -> (stack, attribute of its layers)
+
 
 @contextmanager
-def _storing_attention(model:EncoderDecoder):
+def _storing_attention(model: EncoderDecoder):
     "Every attention module keeps its weights while the block runs."
     modules = {m: m.fused for m in model.modules() if isinstance(m, MultiHeadedAttention)}
-    for m in modules: m.fused = False
-    try: yield
+    for m in modules:
+        m.fused = False
+    try:
+        yield
     finally:
-        for m, fused in modules.items(): m.fused, m.attn = fused, None
+        for m, fused in modules.items():
+            m.fused, m.attn = fused, None
+
 
 @torch.no_grad()
 def attention_weights(
-    model:EncoderDecoder,
-    src:Tensor, # (1, T_src) source ids of one sentence
-    tgt:Tensor, # (1, T_tgt) target ids, from <s>, fed to the decoder
-)->dict[str, Tensor]: # kind -> (N, h, T_q, T_k)
+    model: EncoderDecoder,
+    src: Tensor,  # (1, T_src) source ids of one sentence
+    tgt: Tensor,  # (1, T_tgt) target ids, from <s>, fed to the decoder
+) -> dict[str, Tensor]:  # kind -> (N, h, T_q, T_k)
     "The attention weights of every layer and head, by kind, for one sentence pair."
     model.eval()
     src_mask, tgt_mask = (src != PAD).unsqueeze(-2), subsequent_mask(tgt.size(1)).to(src.device)
     with _storing_attention(model):
         model(src, tgt, src_mask, tgt_mask)
-        return {kind: torch.stack([getattr(layer, attr).attn[0] for layer in getattr(model, stack).layers])
-                for kind, (stack, attr) in KINDS.items()}
+        return {
+            kind: torch.stack([getattr(layer, attr).attn[0] for layer in getattr(model, stack).layers])
+            for kind, (stack, attr) in KINDS.items()
+        }
 
 # %% ../nbs/10_visualization.ipynb #e48de3cc
 def attention_chart(
-    weights:Tensor, # (N, h, T_q, T_k) one kind's weights, from `attention_weights`
-    queries:list[str], # the tokens of the rows
-    keys:list[str], # the tokens of the columns
-    title:str="",
-)->"alt.Chart":
+    weights: Tensor,  # (N, h, T_q, T_k) one kind's weights, from `attention_weights`
+    queries: list[str],  # the tokens of the rows
+    keys: list[str],  # the tokens of the columns
+    title: str = "",
+) -> "alt.Chart":
     "A grid of every layer's (rows) and head's (columns) attention, queries down and keys across."
     N, h, T_q, T_k = weights.shape
     if (len(queries), len(keys)) != (T_q, T_k):
-        raise ValueError(f"{len(queries)} query and {len(keys)} key tokens for weights of {T_q} queries and {T_k} keys.")
+        raise ValueError(
+            f"{len(queries)} query and {len(keys)} key tokens for weights of {T_q} queries and {T_k} keys."
+        )
     layer, head, row, col = torch.meshgrid(*(torch.arange(n) for n in weights.shape), indexing="ij")
-    cells = pd.DataFrame(dict(layer=layer.flatten() + 1, head=head.flatten() + 1, row=row.flatten(), col=col.flatten(),
-                              value=weights.flatten().float().round(decimals=3)))
-    return heatmap(cells, queries, keys, title, value_title="weight", domain=(0, 1), facet_row="layer", facet_col="head")
+    cells = pd.DataFrame(
+        dict(
+            layer=layer.flatten() + 1,
+            head=head.flatten() + 1,
+            row=row.flatten(),
+            col=col.flatten(),
+            value=weights.flatten().float().round(decimals=3),
+        )
+    )
+    return heatmap(
+        cells, queries, keys, title, value_title="weight", domain=(0, 1), facet_row="layer", facet_col="head"
+    )

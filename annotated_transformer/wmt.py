@@ -23,91 +23,136 @@ from .multi30k import Recipe, Translator, evaluate_pairs, train_translator
 from .training import SINGLE, Processes, TrainState, write_checkpoint
 
 # %% ../nbs/09_wmt.ipynb #47e8f1d0
-WMT14_FILES = {"train": "train", "val": "newstest2013", "test": "newstest2014"} # split -> file stem, one file per language
-WMT14_HF_SPLITS = {"train": "train", "val": "validation", "test": "test"} # split -> the Hugging Face dataset's split
-WMT14_ADVICE = ("WMT 2014 needs, in one directory, train.en and train.de, newstest2013.en and newstest2013.de, "
-                "newstest2014.en and newstest2014.de (gzipped or not; see the WMT notebook for how to make them). "
-                "Pass the directory (--data-dir) or set WMT14_DIR.")
+WMT14_FILES = {
+    "train": "train",
+    "val": "newstest2013",
+    "test": "newstest2014",
+}  # split -> file stem, one file per language
+WMT14_HF_SPLITS = {"train": "train", "val": "validation", "test": "test"}  # split -> the Hugging Face dataset's split
+WMT14_ADVICE = (
+    "WMT 2014 needs, in one directory, train.en and train.de, newstest2013.en and newstest2013.de, "
+    "newstest2014.en and newstest2014.de (gzipped or not; see the WMT notebook for how to make them). "
+    "Pass the directory (--data-dir) or set WMT14_DIR."
+)
 
 # %% ../nbs/09_wmt.ipynb #ef9cd456
 def hf_pairs(
-    rows:Iterable[dict], # rows of the Hugging Face `wmt14` dataset: {"translation": {"de": ..., "en": ...}}
-    src_lang:str, tgt_lang:str,
-)->list[tuple[str, str]]:
+    rows: Iterable[dict],  # rows of the Hugging Face `wmt14` dataset: {"translation": {"de": ..., "en": ...}}
+    src_lang: str,
+    tgt_lang: str,
+) -> list[tuple[str, str]]:
     "(source, target) pairs from dataset rows."
     return [(row["translation"][src_lang], row["translation"][tgt_lang]) for row in rows]
 
-def _hf_wmt14(split:str, src_lang:str, tgt_lang:str)->list[tuple[str, str]]:
+
+def _hf_wmt14(split: str, src_lang: str, tgt_lang: str) -> list[tuple[str, str]]:
     "A split of the Hugging Face `wmt14` dataset, where the `datasets` package is installed."
-    try: import datasets
-    except ImportError: raise FileNotFoundError(f"No WMT 2014 files were given, and the Hugging Face `datasets` package "
-                                                f"is not installed. {WMT14_ADVICE}") from None
+    try:
+        import datasets
+    except ImportError:
+        raise FileNotFoundError(
+            f"No WMT 2014 files were given, and the Hugging Face `datasets` package is not installed. {WMT14_ADVICE}"
+        ) from None
     return hf_pairs(datasets.load_dataset("wmt14", "de-en", split=WMT14_HF_SPLITS[split]), src_lang, tgt_lang)
 
 # %% ../nbs/09_wmt.ipynb #935d7eaa
 def load_wmt14(
-    split:str, # "train", "val" (newstest2013) or "test" (newstest2014)
-    data_dir:str|Path|None=None, # the files; else $WMT14_DIR; else the Hugging Face dataset
-    src_lang:str="en",
-    tgt_lang:str="de",
-)->list[tuple[str, str]]:
+    split: str,  # "train", "val" (newstest2013) or "test" (newstest2014)
+    data_dir: str | Path | None = None,  # the files; else $WMT14_DIR; else the Hugging Face dataset
+    src_lang: str = "en",
+    tgt_lang: str = "de",
+) -> list[tuple[str, str]]:
     "The (source, target) sentence pairs of a WMT 2014 English–German split."
-    if split not in WMT14_FILES: raise ValueError(f"Unknown WMT 2014 split {split!r}; choose one of {list(WMT14_FILES)}.")
+    if split not in WMT14_FILES:
+        raise ValueError(f"Unknown WMT 2014 split {split!r}; choose one of {list(WMT14_FILES)}.")
     data_dir = data_dir or os.environ.get("WMT14_DIR")
-    if data_dir is None: return _hf_wmt14(split, src_lang, tgt_lang)
-    if not Path(data_dir).is_dir(): raise FileNotFoundError(f"The WMT 2014 directory {data_dir} does not exist. {WMT14_ADVICE}")
-    src, tgt = (find_corpus_file(Path(data_dir), f"{WMT14_FILES[split]}.{lang}", WMT14_ADVICE) for lang in (src_lang, tgt_lang))
+    if data_dir is None:
+        return _hf_wmt14(split, src_lang, tgt_lang)
+    if not Path(data_dir).is_dir():
+        raise FileNotFoundError(f"The WMT 2014 directory {data_dir} does not exist. {WMT14_ADVICE}")
+    src, tgt = (
+        find_corpus_file(Path(data_dir), f"{WMT14_FILES[split]}.{lang}", WMT14_ADVICE) for lang in (src_lang, tgt_lang)
+    )
     return read_parallel(src, tgt, drop_empty=split == "train")
 
 # %% ../nbs/09_wmt.ipynb #78a0032d
-TOKENS_PER_UPDATE = 25_000 # per side (§5.1)
+TOKENS_PER_UPDATE = 25_000  # per side (§5.1)
+
 
 def wmt14_recipe(
-    devices:int=1, # processes training together, one device each
-    max_tokens:int=12_500, # padded tokens per batch and side that one device holds
-)->Recipe:
+    devices: int = 1,  # processes training together, one device each
+    max_tokens: int = 12_500,  # padded tokens per batch and side that one device holds
+) -> Recipe:
     "The paper's base-model recipe for WMT 2014 English→German, its 25,000-token updates reached with accumulation."
-    return Recipe(src_lang="en", tgt_lang="de", N=6, d_model=512, d_ff=2048, h=8, dropout=0.1, vocabulary="bpe",
-                  bpe_size=37_000, max_len=256, max_tokens=max_tokens, accum=math.ceil(TOKENS_PER_UPDATE / (devices * max_tokens)),
-                  epochs=0, steps=100_000, factor=1.0, warmup=4000, eps_ls=0.1, snapshot_minutes=10)
+    return Recipe(
+        src_lang="en",
+        tgt_lang="de",
+        N=6,
+        d_model=512,
+        d_ff=2048,
+        h=8,
+        dropout=0.1,
+        vocabulary="bpe",
+        bpe_size=37_000,
+        max_len=256,
+        max_tokens=max_tokens,
+        accum=math.ceil(TOKENS_PER_UPDATE / (devices * max_tokens)),
+        epochs=0,
+        steps=100_000,
+        factor=1.0,
+        warmup=4000,
+        eps_ls=0.1,
+        snapshot_minutes=10,
+    )
+
 
 WMT14 = wmt14_recipe()
 
 # %% ../nbs/09_wmt.ipynb #f4e644c2
 def train_wmt14(
-    out:str|Path, # directory for checkpoints
-    recipe:Recipe|None=None, # default: `WMT14` for a new run, the run's own when resuming
-    data_dir:str|Path|None=None, # see `load_wmt14`
-    resume:bool=False, # continue the run in `out`
-    keep:int=5, # weight snapshots to keep
-    device:torch.device|None=None, # default: a GPU if there is one
-    progress:bool=True, # a progress bar
-    processes:Processes=SINGLE, # see `train_translator`
-)->TrainState:
+    out: str | Path,  # directory for checkpoints
+    recipe: Recipe | None = None,  # default: `WMT14` for a new run, the run's own when resuming
+    data_dir: str | Path | None = None,  # see `load_wmt14`
+    resume: bool = False,  # continue the run in `out`
+    keep: int = 5,  # weight snapshots to keep
+    device: torch.device | None = None,  # default: a GPU if there is one
+    progress: bool = True,  # a progress bar
+    processes: Processes = SINGLE,  # see `train_translator`
+) -> TrainState:
     "`train_translator` on WMT 2014: English→German unless the recipe says otherwise."
-    return train_translator(out, lambda split, src, tgt: load_wmt14(split, data_dir, src, tgt),
-                            recipe or (None if resume else WMT14), resume, keep, device, progress, processes)
+    return train_translator(
+        out,
+        lambda split, src, tgt: load_wmt14(split, data_dir, src, tgt),
+        recipe or (None if resume else WMT14),
+        resume,
+        keep,
+        device,
+        progress,
+        processes,
+    )
 
 # %% ../nbs/09_wmt.ipynb #cdc85e4c
 def evaluate_wmt14(
-    translator:Translator,
-    split:str="test", # "test" (newstest2014) or "val" (newstest2013)
-    data_dir:str|Path|None=None, # see `load_wmt14`
-    progress:bool=False,
-)->tuple[dict, pd.DataFrame]: # the scores, and source / reference / hypothesis per sentence
+    translator: Translator,
+    split: str = "test",  # "test" (newstest2014) or "val" (newstest2013)
+    data_dir: str | Path | None = None,  # see `load_wmt14`
+    progress: bool = False,
+) -> tuple[dict, pd.DataFrame]:  # the scores, and source / reference / hypothesis per sentence
     "Translate a WMT 2014 test set and score it with sacreBLEU."
     pairs = load_wmt14(split, data_dir, translator.src_tok.lang, translator.tgt_tok.lang)
     scores, outputs = evaluate_pairs(translator, pairs, progress)
     return dict(split=WMT14_FILES[split], **scores), outputs
 
+
 def finish_wmt14(
-    run:str|Path, # a training run's directory
-    data_dir:str|Path|None=None, # see `load_wmt14`
-    k:int=5, # snapshots to average
-    beam:int=4, alpha:float=0.6, # the search (§6.1)
-    device:torch.device|None=None, # default: a GPU if there is one
-    progress:bool=False,
-)->tuple[dict, pd.DataFrame]: # the scores on newstest2014, and the translations
+    run: str | Path,  # a training run's directory
+    data_dir: str | Path | None = None,  # see `load_wmt14`
+    k: int = 5,  # snapshots to average
+    beam: int = 4,
+    alpha: float = 0.6,  # the search (§6.1)
+    device: torch.device | None = None,  # default: a GPU if there is one
+    progress: bool = False,
+) -> tuple[dict, pd.DataFrame]:  # the scores on newstest2014, and the translations
     "Average the last `k` weight snapshots of `run` into `average_K.pt`, and score it on newstest2014 with beam search."
     path = Path(run) / f"average_{k}.pt"
     write_checkpoint(path, average_checkpoints(last_checkpoints(run, k)))

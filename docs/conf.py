@@ -1,5 +1,6 @@
 """Sphinx settings for the website. `tools/build_docs.py` copies this file into the generated source
 folder (`_docs_src/`) beside the notebooks it prepares, and runs Sphinx there (`make docs`)."""
+
 import inspect
 import re
 import sys
@@ -42,7 +43,9 @@ CODE_SPAN = re.compile(r"`([^`]+)`")
 def markdown_to_rest(text: str) -> str:
     "The package's docstrings are Markdown, as in the notebooks; autodoc parses reST. Code spans stay code, the rest is literal."
     parts = CODE_SPAN.split(text)  # prose at even positions, code at odd ones
-    return "".join(f"\\ ``{part}``\\ " if i % 2 else re.sub(r"([\\*|_`])", r"\\\1", part) for i, part in enumerate(parts))
+    return "".join(
+        f"\\ ``{part}``\\ " if i % 2 else re.sub(r"([\\*|_`])", r"\\\1", part) for i, part in enumerate(parts)
+    )
 
 
 def constant_comment(module: str, name: str) -> str | None:
@@ -58,11 +61,15 @@ def document(app, what, name, obj, options, lines):
         comment = constant_comment(*name.rsplit(".", 1))
         lines[:] = [comment] if comment else []
     lines[:] = [markdown_to_rest(line) for line in lines]
-    if what not in ("function", "method", "class"): return
-    try: params = docments(obj, full=True)
-    except (TypeError, ValueError, OSError): return  # a builtin or an object without Python source
+    if what not in ("function", "method", "class"):
+        return
+    try:
+        params = docments(obj, full=True)
+    except (TypeError, ValueError, OSError):
+        return  # a builtin or an object without Python source
     for param, info in params.items():
-        if not info["docment"] or param == "self": continue
+        if not info["docment"] or param == "self":
+            continue
         field = ":returns:" if param == "return" else f":param {param}:"
         lines.append(f"{field} {markdown_to_rest(info['docment'])}")
 

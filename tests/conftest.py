@@ -7,8 +7,12 @@ from annotated_transformer.data import DownloadError, multi30k_dir
 
 
 def pytest_addoption(parser):
-    parser.addoption("--nb-flags", default="", help="notebook test flags to run, e.g. 'slow' or 'slow cuda' "
-                     "(cells flagged with them are skipped otherwise, as in `nbdev-test --flags`)")
+    parser.addoption(
+        "--nb-flags",
+        default="",
+        help="notebook test flags to run, e.g. 'slow' or 'slow cuda' "
+        "(cells flagged with them are skipped otherwise, as in `nbdev-test --flags`)",
+    )
 
 
 @pytest.fixture
@@ -22,7 +26,10 @@ def multi30k() -> Path:
 
     Without the data, a test that needs it fails under CI=true (a CI machine must provide the files) and is skipped
     elsewhere, with the package's own message on how to provide them."""
-    try: return multi30k_dir(url="file:///the-tests-never-download/", progress=False)  # a download here always fails
-    except (FileNotFoundError, DownloadError) as e: message = f"The tests never download Multi30k. {e}"
-    if os.environ.get("CI") == "true": pytest.fail(message)
+    try:
+        return multi30k_dir(url="file:///the-tests-never-download/", progress=False)  # a download here always fails
+    except (FileNotFoundError, DownloadError) as e:
+        message = f"The tests never download Multi30k. {e}"
+    if os.environ.get("CI") == "true":
+        pytest.fail(message)
     pytest.skip(message)

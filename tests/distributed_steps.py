@@ -1,6 +1,7 @@
 """Run under torchrun by test_distributed.py: a small model trained for some updates, each process on its share
 of the batches; each process then saves its weights as rank{R}.pt in the directory given. `setup` is shared with
 the test, which trains the same model in one process for comparison."""
+
 import sys
 from pathlib import Path
 
@@ -31,8 +32,16 @@ def setup():
 
 
 def run(model, optimizer, scheduler, loader, **kwargs):
-    return train(model, _epoch_batches(loader), LabelSmoothing(VOCAB, PAD, 0.1), optimizer, scheduler, steps=STEPS,
-                 progress=False, **kwargs)
+    return train(
+        model,
+        _epoch_batches(loader),
+        LabelSmoothing(VOCAB, PAD, 0.1),
+        optimizer,
+        scheduler,
+        steps=STEPS,
+        progress=False,
+        **kwargs,
+    )
 
 
 if __name__ == "__main__":

@@ -4,6 +4,7 @@ A tiny model (one layer, width 32) trains on the full training split for two epo
 resumed, and its checkpoint is used by `translate` and `evaluate`. The same commands then run the WMT 2014
 recipe on a stand-in corpus made of Multi30k files. The models are far too small to translate well; the
 tests check the plumbing, not the quality (the Multi30k notebook measures that)."""
+
 import json
 import signal
 import subprocess
@@ -13,19 +14,35 @@ from pathlib import Path
 
 import pytest
 import torch
-
-from annotated_transformer.data import find_corpus_file, read_lines
 from corpora import write_wmt14_stand_in
 
+from annotated_transformer.data import find_corpus_file, read_lines
+
 ROOT = Path(__file__).resolve().parent.parent
-TINY = ["--N", "1", "--d-model", "32", "--d-ff", "64", "--h", "2", "--max-tokens", "1500", "--warmup", "50",
-        "--factor", "1.0", "--no-progress"]
+TINY = [
+    "--N",
+    "1",
+    "--d-model",
+    "32",
+    "--d-ff",
+    "64",
+    "--h",
+    "2",
+    "--max-tokens",
+    "1500",
+    "--warmup",
+    "50",
+    "--factor",
+    "1.0",
+    "--no-progress",
+]
 
 
 def cli(*args: str, **kwargs) -> subprocess.CompletedProcess:
     "Run `python -m annotated_transformer.cli ARGS`; fail with its output if it fails."
-    result = subprocess.run([sys.executable, "-m", "annotated_transformer.cli", *args], capture_output=True, text=True,
-                            cwd=ROOT, **kwargs)
+    result = subprocess.run(
+        [sys.executable, "-m", "annotated_transformer.cli", *args], capture_output=True, text=True, cwd=ROOT, **kwargs
+    )
     assert result.returncode == 0, f"exit {result.returncode}\n{result.stdout}\n{result.stderr}"
     return result
 
@@ -38,15 +55,21 @@ def test_console_script_help():
     "The installed `annotated-transformer` script exists and its help lists the commands."
     script = Path(sys.executable).parent / "annotated-transformer"
     out = subprocess.run([script, "--help"], capture_output=True, text=True, check=True).stdout
-    for command in ("train", "translate", "evaluate"): assert command in out
+    for command in ("train", "translate", "evaluate"):
+        assert command in out
     assert "--resume" in subprocess.run([script, "train", "multi30k", "--help"], capture_output=True, text=True).stdout
 
 
 def test_errors_are_one_line_with_status_2(tmp_path: Path):
-    result = subprocess.run([sys.executable, "-m", "annotated_transformer.cli", "evaluate", "--checkpoint",
-                             str(tmp_path / "none.pt")], capture_output=True, text=True)
+    result = subprocess.run(
+        [sys.executable, "-m", "annotated_transformer.cli", "evaluate", "--checkpoint", str(tmp_path / "none.pt")],
+        capture_output=True,
+        text=True,
+    )
     assert result.returncode == 2
-    assert result.stderr.startswith("annotated-transformer: error: No checkpoint at") and "Traceback" not in result.stderr
+    assert (
+        result.stderr.startswith("annotated-transformer: error: No checkpoint at") and "Traceback" not in result.stderr
+    )
 
 
 @pytest.fixture(scope="module")
@@ -54,15 +77,23 @@ def interrupted_and_resumed(tmp_path_factory, multi30k: Path) -> Path:
     "A 2-epoch tiny run, killed after its first mid-epoch checkpoint, then resumed to the end."
     out = tmp_path_factory.mktemp("run")
     args = ["train", "multi30k", "--data-dir", str(multi30k), "--out", str(out), "--epochs", "2", *TINY]
-    process = subprocess.Popen([sys.executable, "-m", "annotated_transformer.cli", *args], cwd=ROOT,
-                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "annotated_transformer.cli", *args],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
     deadline = time.time() + 300
-    while not (out / "last.pt").exists() and process.poll() is None and time.time() < deadline: time.sleep(0.2)
+    while not (out / "last.pt").exists() and process.poll() is None and time.time() < deadline:
+        time.sleep(0.2)
     process.send_signal(signal.SIGKILL)  # no chance to clean up, like a crash or a lost machine
     process.wait()
     killed_at = train_state(out / "last.pt")
     assert killed_at["epoch"] == 0 and killed_at["step"] == 100, killed_at  # the first checkpoint, mid-epoch
-    refused = subprocess.run([sys.executable, "-m", "annotated_transformer.cli", *args], capture_output=True, text=True, cwd=ROOT)
+    refused = subprocess.run(
+        [sys.executable, "-m", "annotated_transformer.cli", *args], capture_output=True, text=True, cwd=ROOT
+    )
     assert refused.returncode == 2 and "already holds a run" in refused.stderr
     log = cli(*args, "--resume").stdout
     assert "from epoch 0, update 100, to 2 epochs" in log and "epoch   2" in log
@@ -104,8 +135,18 @@ def test_average_then_translate(interrupted_and_resumed: Path, tmp_path: Path):
 
 def test_evaluate_prints_sacrebleu(interrupted_and_resumed: Path, tmp_path: Path, multi30k: Path):
     hyps = tmp_path / "hyps.txt"
-    out = cli("evaluate", "--checkpoint", str(interrupted_and_resumed / "epoch_02.pt"), "--split", "val",
-              "--data-dir", str(multi30k), "--hypotheses", str(hyps), "--json").stdout
+    out = cli(
+        "evaluate",
+        "--checkpoint",
+        str(interrupted_and_resumed / "epoch_02.pt"),
+        "--split",
+        "val",
+        "--data-dir",
+        str(multi30k),
+        "--hypotheses",
+        str(hyps),
+        "--json",
+    ).stdout
     scores = json.loads(out.strip().splitlines()[-1])
     assert scores["split"] == "val" and scores["sentences"] == 1014
     assert scores["signature"].startswith("nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:")
@@ -115,13 +156,21 @@ def test_evaluate_prints_sacrebleu(interrupted_and_resumed: Path, tmp_path: Path
 
 def test_evaluate_on_your_own_files(interrupted_and_resumed: Path, tmp_path: Path, multi30k: Path):
     "A split given as files scores as the split does, with the same signature; plain text and gzip alike."
+
     def scores(*test_set: str) -> dict:
-        out = cli("evaluate", "--checkpoint", str(interrupted_and_resumed / "epoch_02.pt"), "--beam", "1", *test_set, "--json")
+        out = cli(
+            "evaluate", "--checkpoint", str(interrupted_and_resumed / "epoch_02.pt"), "--beam", "1", *test_set, "--json"
+        )
         return json.loads(out.stdout.strip().splitlines()[-1])
+
     split = scores("--split", "val", "--data-dir", str(multi30k))
     files = [find_corpus_file(multi30k, f"val.{lang}") for lang in ("de", "en")]
     given = scores("--source", str(files[0]), "--reference", str(files[1]))
-    assert (given["sacrebleu"], given["signature"], given["sentences"]) == (split["sacrebleu"], split["signature"], 1014)
+    assert (given["sacrebleu"], given["signature"], given["sentences"]) == (
+        split["sacrebleu"],
+        split["signature"],
+        1014,
+    )
     plain = tmp_path / "val.de"
     plain.write_text("\n".join(read_lines(files[0])) + "\n", encoding="utf-8")
     assert scores("--source", str(plain), "--reference", str(files[1]))["sacrebleu"] == split["sacrebleu"]
@@ -132,15 +181,34 @@ def test_wmt14_recipe_end_to_end(tmp_path: Path, multi30k: Path):
     data, run = tmp_path / "wmt14", tmp_path / "run"
     write_wmt14_stand_in(data, multi30k)
     train = ["train", "wmt14", "--data-dir", str(data), "--out", str(run), "--no-progress"]
-    tiny = ["--N", "1", "--d-model", "32", "--d-ff", "64", "--h", "2", "--bpe-size", "800", "--max-tokens", "1000", "--warmup", "20"]
+    tiny = [
+        "--N",
+        "1",
+        "--d-model",
+        "32",
+        "--d-ff",
+        "64",
+        "--h",
+        "2",
+        "--bpe-size",
+        "800",
+        "--max-tokens",
+        "1000",
+        "--warmup",
+        "20",
+    ]
     log = cli(*train, *tiny, "--steps", "20", "--snapshot-minutes", "0.005").stdout
     assert "2 per update" in log and "to 20 updates" in log  # the recipe's accumulation
     log = cli(*train, "--resume", "--steps", "30").stdout  # the run's own recipe, with more steps
     assert "update 20, to 30 updates" in log
     assert train_state(run / "last.pt")["step"] == 30
     snapshots = sorted(p.name for p in run.glob("step_*.pt"))
-    assert 2 <= len(snapshots) <= 5 and snapshots[-1] == "step_0000030.pt"  # the last update's weights, and earlier ones
+    assert (
+        2 <= len(snapshots) <= 5 and snapshots[-1] == "step_0000030.pt"
+    )  # the last update's weights, and earlier ones
     assert "into" in cli("average", str(run), "--last", "2").stdout
-    out = cli("evaluate", "--corpus", "wmt14", "--data-dir", str(data), "--checkpoint", str(run / "average_2.pt"), "--json").stdout
+    out = cli(
+        "evaluate", "--corpus", "wmt14", "--data-dir", str(data), "--checkpoint", str(run / "average_2.pt"), "--json"
+    ).stdout
     scores = json.loads(out.strip().splitlines()[-1])
     assert scores["split"] == "newstest2014" and scores["sentences"] == 100 and 0 <= scores["sacrebleu"] <= 100

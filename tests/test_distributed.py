@@ -2,6 +2,7 @@
 
 Two processes must train exactly as one process that accumulates the same batches two at a time, and a
 two-process run killed in the middle of an epoch must, once resumed, end where an uninterrupted run ends."""
+
 import os
 import signal
 import subprocess
@@ -9,9 +10,7 @@ import sys
 import time
 from pathlib import Path
 
-import pytest
 import torch
-
 from distributed_steps import run, setup
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -27,33 +26,59 @@ def torchrun(*args: str) -> subprocess.CompletedProcess:
 
 def kill_tree(pid: int):
     "SIGKILL a process and all its descendants (torchrun starts its workers in sessions of their own)."
+
     def children(parent: int) -> list[int]:
         found = []
         for stat in Path("/proc").glob("[0-9]*/stat"):
-            try: fields = stat.read_text().rsplit(")", 1)[1].split()
-            except OSError: continue  # the process ended meanwhile
-            if int(fields[1]) == parent: found.append(int(stat.parent.name))
+            try:
+                fields = stat.read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue  # the process ended meanwhile
+            if int(fields[1]) == parent:
+                found.append(int(stat.parent.name))
         return found
+
     tree, todo = [], [pid]
     while todo:
         tree.append(todo.pop())
         todo += children(tree[-1])
-    for p in tree: os.kill(p, signal.SIGKILL)
+    for p in tree:
+        os.kill(p, signal.SIGKILL)
 
 
 def test_two_processes_train_as_one_accumulating_their_batches(tmp_path: Path):
     torchrun(str(ROOT / "tests" / "distributed_steps.py"), str(tmp_path))
     ranks = [torch.load(tmp_path / f"rank{r}.pt", weights_only=True) for r in (0, 1)]
-    for name, weights in ranks[0].items(): assert torch.equal(weights, ranks[1][name]), name  # the replicas agree exactly
+    for name, weights in ranks[0].items():
+        assert torch.equal(weights, ranks[1][name]), name  # the replicas agree exactly
     model, optimizer, scheduler, loader = setup()
-    history = run(model, optimizer, scheduler, loader, accum_iter=2)  # batches 2k and 2k+1 in update k, as the two processes had them
+    history = run(
+        model, optimizer, scheduler, loader, accum_iter=2
+    )  # batches 2k and 2k+1 in update k, as the two processes had them
     assert history.epoch.iloc[-1] == 1  # the updates went past the end of an epoch, where the processes drop a batch
     for name, weights in model.state_dict().items():
         torch.testing.assert_close(ranks[0][name], weights, rtol=1e-5, atol=1e-6, msg=name)
 
 
-TINY = ["--N", "1", "--d-model", "32", "--d-ff", "64", "--h", "2", "--max-tokens", "1500", "--warmup", "50",
-        "--factor", "1.0", "--epochs", "1", "--no-progress"]
+TINY = [
+    "--N",
+    "1",
+    "--d-model",
+    "32",
+    "--d-ff",
+    "64",
+    "--h",
+    "2",
+    "--max-tokens",
+    "1500",
+    "--warmup",
+    "50",
+    "--factor",
+    "1.0",
+    "--epochs",
+    "1",
+    "--no-progress",
+]
 
 
 def test_an_interrupted_two_process_run_resumes_exactly(tmp_path: Path, multi30k: Path):
@@ -61,10 +86,16 @@ def test_an_interrupted_two_process_run_resumes_exactly(tmp_path: Path, multi30k
     straight, interrupted = tmp_path / "straight", tmp_path / "interrupted"
     log = torchrun(*cli, "--out", str(straight)).stdout
     assert "2 process(es)" in log and "150 batches per epoch" in log  # each process half of the 300
-    process = subprocess.Popen([*TORCHRUN, *cli, "--out", str(interrupted)], cwd=ROOT, env=ENV,
-                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    process = subprocess.Popen(
+        [*TORCHRUN, *cli, "--out", str(interrupted)],
+        cwd=ROOT,
+        env=ENV,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     deadline = time.time() + 300
-    while not (interrupted / "last.pt").exists() and process.poll() is None and time.time() < deadline: time.sleep(0.1)
+    while not (interrupted / "last.pt").exists() and process.poll() is None and time.time() < deadline:
+        time.sleep(0.1)
     kill_tree(process.pid)  # torchrun and both workers, with no chance to clean up
     process.wait()
     killed_at = torch.load(interrupted / "last.pt", weights_only=True)["train_state"]
@@ -73,12 +104,17 @@ def test_an_interrupted_two_process_run_resumes_exactly(tmp_path: Path, multi30k
     assert "from epoch 0, update 100" in log, log
     ends = [torch.load(run / "last.pt", weights_only=True) for run in (straight, interrupted)]
     assert [r["step"] for r in ends[1]["train_state"]["records"]] == list(range(1, 151))
-    assert [r["loss"] for r in ends[1]["train_state"]["records"]] == [r["loss"] for r in ends[0]["train_state"]["records"]]
-    for name, weights in ends[0]["model"].items(): assert torch.equal(weights, ends[1]["model"][name]), name
+    assert [r["loss"] for r in ends[1]["train_state"]["records"]] == [
+        r["loss"] for r in ends[0]["train_state"]["records"]
+    ]
+    for name, weights in ends[0]["model"].items():
+        assert torch.equal(weights, ends[1]["model"][name]), name
 
 
 def test_train_copy_runs_once_under_torchrun():
     "The copy task does not train data-parallel: it trains in the first process alone, and says so, once."
     result = torchrun("-m", "annotated_transformer.cli", "train", "copy", "--epochs", "1", "--no-progress")
     assert result.stdout.count("exact copies:") == 1, result.stdout
-    assert result.stderr.count("train copy runs in one process: the first of the 2 that torchrun started") == 1, result.stderr
+    assert result.stderr.count("train copy runs in one process: the first of the 2 that torchrun started") == 1, (
+        result.stderr
+    )

@@ -6,6 +6,7 @@ directory, so each notebook is run here that way as well. Cells flagged with one
 project's `tst_flags` (`slow`, `cuda`) are left out unless `--nb-flags` names the flag, and
 cells marked `#| eval: false` (code shown, not run) are always left out.
 """
+
 import re
 from pathlib import Path
 
@@ -24,7 +25,8 @@ def directives(source: str) -> list[str]:
     found = []
     for line in source.splitlines():
         m = DIRECTIVE.match(line.strip())
-        if not m: break
+        if not m:
+            break
         found.append(m[1].strip())
     return found
 
@@ -51,4 +53,6 @@ def test_notebook_runs_in_jupyter(path: Path, nb_flags: set[str]):
     skip = set(get_config(ROOT).tst_flags.split()) - nb_flags
     nb = nbformat.read(path, as_version=4)
     nb.cells = [c for c in nb.cells if c.cell_type != "code" or runs(c.source, skip)]
-    NotebookClient(nb, timeout=1800, kernel_name="python3", resources={"metadata": {"path": str(path.parent)}}).execute()
+    NotebookClient(
+        nb, timeout=1800, kernel_name="python3", resources={"metadata": {"path": str(path.parent)}}
+    ).execute()

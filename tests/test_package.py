@@ -1,19 +1,20 @@
 """The package as a user gets it: built into a wheel and an sdist that twine accepts, the wheel installed with pip
 into a fresh virtual environment and used from its command, and imported by a plain Python interpreter, with none
 of the notebook tooling around."""
+
 import os
 import re
 import subprocess
 import sys
 import textwrap
-import tomllib
 import venv
 from pathlib import Path
 
 import pytest
+import tomllib
+from corpora import write_multi30k_slice
 
 from annotated_transformer import __version__
-from corpora import write_multi30k_slice
 
 ROOT = Path(__file__).resolve().parent.parent
 MODULES = sorted(p.stem for p in (ROOT / "annotated_transformer").glob("[!_]*.py"))
@@ -51,18 +52,25 @@ def dist(tmp_path_factory) -> Path:
 
 def test_dist_holds_this_version(dist: Path):
     names = sorted(p.name for p in dist.iterdir())
-    assert names == [f"annotated_transformer-{__version__}-py3-none-any.whl", f"annotated_transformer-{__version__}.tar.gz"], names
+    assert names == [
+        f"annotated_transformer-{__version__}-py3-none-any.whl",
+        f"annotated_transformer-{__version__}.tar.gz",
+    ], names
 
 
 def test_changelog_starts_with_this_version():
-    first = next(l for l in (ROOT / "CHANGELOG.md").read_text(encoding="utf-8").splitlines() if l.startswith("## "))
+    first = next(
+        line for line in (ROOT / "CHANGELOG.md").read_text(encoding="utf-8").splitlines() if line.startswith("## ")
+    )
     assert first.startswith(f"## {__version__} "), first
 
 
 def test_readme_names_the_runtime_dependencies_as_declared():
     "The README's list of what `pip install .` needs is pyproject.toml's, requirement by requirement."
     declared = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]
-    listed = re.search(r"They need what `pyproject.toml` declares, and nothing else: (.*?)\.\s", (ROOT / "README.md").read_text()).group(1)
+    listed = re.search(
+        r"They need what `pyproject.toml` declares, and nothing else: (.*?)\.\s", (ROOT / "README.md").read_text()
+    ).group(1)
     assert re.findall(r"`([^`]+)`", listed) == declared
 
 
@@ -88,9 +96,40 @@ def test_the_wheel_installs_and_runs_in_a_fresh_venv(dist: Path, tmp_path: Path,
     """)
     location = run(python, "-c", code, cwd=tmp_path).strip()
     assert Path(location).is_relative_to(env_dir), f"imported from {location}, not from the fresh environment"
-    env = {**os.environ, "MULTI30K_DIR": str(write_multi30k_slice(tmp_path / "multi30k", multi30k, train=2000, test=100))}
-    run(command, "train", "multi30k", "--out", "run", "--epochs", "1", "--N", "1", "--d-model", "32", "--d-ff", "64", "--h", "2",
-        "--max-tokens", "1500", "--no-progress", cwd=tmp_path, env=env)
-    translated = run(command, "translate", "--checkpoint", "run/last.pt", "--beam", "2", cwd=tmp_path,
-                     input="Ein Hund läuft.\n\nZwei Männer.\n").split("\n")
+    env = {
+        **os.environ,
+        "MULTI30K_DIR": str(write_multi30k_slice(tmp_path / "multi30k", multi30k, train=2000, test=100)),
+    }
+    run(
+        command,
+        "train",
+        "multi30k",
+        "--out",
+        "run",
+        "--epochs",
+        "1",
+        "--N",
+        "1",
+        "--d-model",
+        "32",
+        "--d-ff",
+        "64",
+        "--h",
+        "2",
+        "--max-tokens",
+        "1500",
+        "--no-progress",
+        cwd=tmp_path,
+        env=env,
+    )
+    translated = run(
+        command,
+        "translate",
+        "--checkpoint",
+        "run/last.pt",
+        "--beam",
+        "2",
+        cwd=tmp_path,
+        input="Ein Hund läuft.\n\nZwei Männer.\n",
+    ).split("\n")
     assert len(translated) == 4 and translated[0] and translated[1] == "" and translated[2], translated

@@ -6,6 +6,7 @@ the sizes change (`TINY`): a model of width 32 that trains for a few epochs or u
 README order in one directory, so that a later block uses what an earlier one made, as a reader's would. A block
 that starts another training run where one is already (the 8-GPU `torchrun` command, an alternative to the plain
 `train wmt14`) gets a directory of its own, with the same data. Blocks that cannot run here are listed in `NOT_RUN`, with the reason."""
+
 import gzip
 import os
 import re
@@ -15,7 +16,6 @@ from pathlib import Path
 
 import pytest
 import torch
-
 from corpora import first_lines, write_multi30k_slice, write_wmt14_stand_in
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -23,11 +23,17 @@ VENV = Path(sys.prefix)
 TINY_MODEL = "--N 1 --d-model 32 --d-ff 64 --h 2 --warmup 20 --factor 1.0 --no-progress"
 TINY = [  # (pattern, replacement): the README's sizes, made tiny; nothing else in a command changes
     (r"^make install && source \.venv/bin/activate$", "true  # the environment running these tests is that install"),
-    (r"^make demo(?= |$)", f"make -C {ROOT} -o {VENV}/.package VENV={VENV} demo"),  # the same target, in this environment
+    (
+        r"^make demo(?= |$)",
+        f"make -C {ROOT} -o {VENV}/.package VENV={VENV} demo",
+    ),  # the same target, in this environment
     (r"(train multi30k --out runs/multi30k)(?=\s*(#|$))", rf"\1 {TINY_MODEL} --max-tokens 1500 --epochs 5"),
     (r"--epochs 24", "--epochs 6"),
     (r"--snapshot-minutes 1\b", "--snapshot-minutes 0.0001"),
-    (r"(train wmt14 .*?)(?=\s*(#|$))", rf"\1 {TINY_MODEL} --bpe-size 800 --max-tokens 1000 --steps 12 --snapshot-minutes 0.0001"),
+    (
+        r"(train wmt14 .*?)(?=\s*(#|$))",
+        rf"\1 {TINY_MODEL} --bpe-size 800 --max-tokens 1000 --steps 12 --snapshot-minutes 0.0001",
+    ),
     (r"--nproc_per_node=8", "--nproc_per_node=2"),
 ]
 NOT_RUN = {  # a phrase of the block: why it is not run here
@@ -44,14 +50,16 @@ def shell_blocks() -> list[str]:
 def tiny(block: str) -> str:
     "The block with its sizes made tiny, line by line (a line ending in a backslash continues a command)."
     lines = block.replace("\\\n", " ").splitlines()
-    for pattern, replacement in TINY: lines = [re.sub(pattern, replacement, line) for line in lines]
+    for pattern, replacement in TINY:
+        lines = [re.sub(pattern, replacement, line) for line in lines]
     return "\n".join(lines)
 
 
 def test_what_is_not_run_is_still_in_the_readme():
     "Each block left out is still there, once: the list of what is not run cannot outlive the README's text."
     blocks = shell_blocks()
-    for phrase in NOT_RUN: assert sum(phrase in b for b in blocks) == 1, phrase
+    for phrase in NOT_RUN:
+        assert sum(phrase in b for b in blocks) == 1, phrase
 
 
 @pytest.fixture(scope="module")
@@ -62,14 +70,22 @@ def reader_dir(tmp_path_factory, multi30k: Path) -> tuple[Path, dict]:
     for lang in ("de", "en"):  # another test set, gzipped, as Multi30k publishes them (here: validation sentences)
         with gzip.open(home / f"test_2017_flickr.{lang}.gz", "wt", encoding="utf-8") as f:
             f.write("\n".join(first_lines(multi30k, "val", lang, 150)) + "\n")
-    env = {**os.environ, "MULTI30K_DIR": str(write_multi30k_slice(tmp_path_factory.mktemp("multi30k"), multi30k)),
-           "PATH": f"{VENV / 'bin'}{os.pathsep}{os.environ['PATH']}", "OMP_NUM_THREADS": "1"}
+    env = {
+        **os.environ,
+        "MULTI30K_DIR": str(write_multi30k_slice(tmp_path_factory.mktemp("multi30k"), multi30k)),
+        "PATH": f"{VENV / 'bin'}{os.pathsep}{os.environ['PATH']}",
+        "OMP_NUM_THREADS": "1",
+    }
     return home, env
 
 
 def run_block(block: str, cwd: Path, env: dict) -> str:
-    result = subprocess.run(["bash", "-euo", "pipefail", "-c", tiny(block)], cwd=cwd, env=env, capture_output=True, text=True)
-    assert result.returncode == 0, f"{tiny(block)}\nexit {result.returncode}\n{result.stdout[-3000:]}\n{result.stderr[-3000:]}"
+    result = subprocess.run(
+        ["bash", "-euo", "pipefail", "-c", tiny(block)], cwd=cwd, env=env, capture_output=True, text=True
+    )
+    assert result.returncode == 0, (
+        f"{tiny(block)}\nexit {result.returncode}\n{result.stdout[-3000:]}\n{result.stderr[-3000:]}"
+    )
     return result.stdout
 
 
@@ -77,9 +93,11 @@ def test_every_readme_command_works_as_written(reader_dir: tuple[Path, dict], tm
     home, env = reader_dir
     outputs = {}
     for block in shell_blocks():
-        if any(phrase in block for phrase in NOT_RUN): continue
+        if any(phrase in block for phrase in NOT_RUN):
+            continue
         own_dir = block.startswith("torchrun") and (home / "runs" / "wmt14").exists()
-        if own_dir: (tmp_path / "wmt14").symlink_to(home / "wmt14")  # the same data; a run directory of its own
+        if own_dir:
+            (tmp_path / "wmt14").symlink_to(home / "wmt14")  # the same data; a run directory of its own
         outputs[block] = run_block(block, tmp_path if own_dir else home, env)
     assert len(outputs) == len(shell_blocks()) - len(NOT_RUN)
     text = "\n".join(outputs.values())

@@ -3,6 +3,7 @@ Chromium (Debian's `chromium`, driven by Playwright). A page fails on a console 
 off-site request (the site must work offline), or a broken internal link; the math must be typeset,
 every chart visible, and search must find `MultiHeadedAttention`. A failing page's screenshot is saved
 in tests/artifacts/website/ (set WEBSITE_SCREENSHOTS=all to save every page's)."""
+
 import importlib
 import inspect
 import json
@@ -24,19 +25,28 @@ from playwright.sync_api import sync_playwright
 
 ROOT = Path(__file__).resolve().parent.parent
 ARTIFACTS = ROOT / "tests" / "artifacts" / "website"
-CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                  "--disable-component-update", "--disable-sync", "--no-first-run"]
+CHROMIUM_FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
 
 UNRENDERED = (":::", "{.callout", ":class:")  # Quarto or MyST syntax that must never reach the reader
 
 
 class _Handler(SimpleHTTPRequestHandler):
-    def log_message(self, *args): pass  # quiet
+    def log_message(self, *args):
+        pass  # quiet
 
 
 def _chromium() -> str:
     path = os.environ.get("CHROMIUM") or shutil.which("chromium") or shutil.which("chromium-browser")
-    if not path: pytest.fail("No Chromium found: install it (`apt-get install -y chromium`) or set CHROMIUM to its path.")
+    if not path:
+        pytest.fail("No Chromium found: install it (`apt-get install -y chromium`) or set CHROMIUM to its path.")
     return path
 
 
@@ -44,8 +54,13 @@ def _chromium() -> str:
 def site(tmp_path_factory):
     "The website, built from the notebooks into a temporary folder and served on a local port."
     out = tmp_path_factory.mktemp("site")
-    build = subprocess.run([sys.executable, "tools/build_docs.py", "--out", str(out)], cwd=ROOT,
-                           capture_output=True, text=True, timeout=600)
+    build = subprocess.run(
+        [sys.executable, "tools/build_docs.py", "--out", str(out)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert build.returncode == 0, f"the docs build failed:\n{build.stdout[-4000:]}\n{build.stderr[-4000:]}"
     server = ThreadingHTTPServer(("127.0.0.1", 0), partial(_Handler, directory=str(out)))
     threading.Thread(target=server.serve_forever, daemon=True).start()
@@ -57,21 +72,26 @@ def site(tmp_path_factory):
 def browser(tmp_path_factory):
     profile = tmp_path_factory.mktemp("chromium-profile")
     with sync_playwright() as p:
-        context = p.chromium.launch_persistent_context(str(profile), executable_path=_chromium(),
-                                                       args=CHROMIUM_FLAGS, viewport={"width": 1280, "height": 900})
+        context = p.chromium.launch_persistent_context(
+            str(profile), executable_path=_chromium(), args=CHROMIUM_FLAGS, viewport={"width": 1280, "height": 900}
+        )
         yield context
         context.close()
 
 
 class _Anchors(HTMLParser):
     "The ids and the links of one HTML file."
+
     def __init__(self):
         super().__init__()
         self.ids, self.links = set(), []
+
     def handle_starttag(self, tag, attrs):
         attrs = dict(attrs)
-        if "id" in attrs: self.ids.add(attrs["id"])
-        if tag == "a" and attrs.get("href"): self.links.append(attrs["href"])
+        if "id" in attrs:
+            self.ids.add(attrs["id"])
+        if tag == "a" and attrs.get("href"):
+            self.links.append(attrs["href"])
 
 
 def _anchors(path: Path) -> _Anchors:
@@ -81,7 +101,9 @@ def _anchors(path: Path) -> _Anchors:
 
 
 def _pages(out: Path) -> list[str]:
-    return sorted(str(p.relative_to(out)) for p in out.rglob("*.html") if not p.relative_to(out).parts[0].startswith("_sources"))
+    return sorted(
+        str(p.relative_to(out)) for p in out.rglob("*.html") if not p.relative_to(out).parts[0].startswith("_sources")
+    )
 
 
 def _screenshot(page, name: str):
@@ -93,8 +115,14 @@ def _open(browser, url: str, problems: list[str]):
     "A new tab at `url`, recording console errors, page errors, failed requests and any request off this site."
     page = browser.new_page()
     host = urlsplit(url).netloc
-    page.route("**/*", lambda route: route.continue_() if urlsplit(route.request.url).netloc == host
-               else (problems.append(f"off-site request (the site must work offline): {route.request.url}"), route.abort()))
+    page.route(
+        "**/*",
+        lambda route: (
+            route.continue_()
+            if urlsplit(route.request.url).netloc == host
+            else (problems.append(f"off-site request (the site must work offline): {route.request.url}"), route.abort())
+        ),
+    )
     page.on("console", lambda msg: msg.type == "error" and problems.append(f"console error: {msg.text}"))
     page.on("pageerror", lambda err: problems.append(f"page error: {err}"))
     page.on("requestfailed", lambda req: problems.append(f"request failed: {req.url}"))
@@ -108,9 +136,11 @@ def _check(browser, url: str, name: str, check) -> list[str]:
     "Open a page, run `check(page, problems)`, and keep a screenshot if anything is wrong."
     problems = []
     page = _open(browser, url, problems)
-    try: check(page, problems)
+    try:
+        check(page, problems)
     finally:
-        if problems or os.environ.get("WEBSITE_SCREENSHOTS") == "all": _screenshot(page, name)
+        if problems or os.environ.get("WEBSITE_SCREENSHOTS") == "all":
+            _screenshot(page, name)
         page.close()
     return [f"{name}: {p}" for p in problems]
 
@@ -119,11 +149,16 @@ def _typeset_math(page) -> dict:
     "How many math elements the page has, how many MathJax typeset, and with how many errors."
     math = page.locator(".math").count()
     if math:
-        try: page.wait_for_function("() => window.MathJax?.startup?.promise", timeout=15_000)
-        except PlaywrightTimeout: return {"math": math, "typeset": 0, "errors": "MathJax did not load"}
+        try:
+            page.wait_for_function("() => window.MathJax?.startup?.promise", timeout=15_000)
+        except PlaywrightTimeout:
+            return {"math": math, "typeset": 0, "errors": "MathJax did not load"}
         page.evaluate("() => MathJax.startup.promise")
-    return {"math": math, "typeset": page.locator(".math mjx-container").count(),
-            "errors": page.locator("mjx-merror").count()}
+    return {
+        "math": math,
+        "typeset": page.locator(".math mjx-container").count(),
+        "errors": page.locator("mjx-merror").count(),
+    }
 
 
 def _charts(page) -> list[str]:
@@ -135,8 +170,11 @@ def _charts(page) -> list[str]:
         image.scroll_into_view_if_needed()
         loaded = image.evaluate("img => img.complete && img.naturalWidth > 0")
         box = image.bounding_box()
-        found.append("" if loaded and image.is_visible() and box and box["width"] > 100 and box["height"] > 50
-                     else f"chart {i + 1} not visible (loaded: {loaded}, box: {box})")
+        found.append(
+            ""
+            if loaded and image.is_visible() and box and box["width"] > 100 and box["height"] > 50
+            else f"chart {i + 1} not visible (loaded: {loaded}, box: {box})"
+        )
     return found
 
 
@@ -145,10 +183,13 @@ def _broken_links(out: Path, base: str, name: str) -> list[str]:
     broken = []
     for href in _anchors(out / name).links:
         target = urljoin(base + name, href)
-        if not target.startswith(base): continue  # a link off the site, e.g. to the paper
+        if not target.startswith(base):
+            continue  # a link off the site, e.g. to the paper
         path, fragment = unquote(urlsplit(target).path[1:]) or "index.html", unquote(urlsplit(target).fragment)
-        if path.endswith("/"): path += "index.html"
-        if not (out / path).is_file(): broken.append(f"{name}: broken link {href}")
+        if path.endswith("/"):
+            path += "index.html"
+        if not (out / path).is_file():
+            broken.append(f"{name}: broken link {href}")
         elif fragment and path.endswith(".html") and fragment not in _anchors(out / path).ids:
             broken.append(f"{name}: link {href} names a missing anchor")
     return broken
@@ -159,17 +200,23 @@ def visits(site, browser) -> dict:
     "Every page opened once: its problems (console, requests, math, charts, links), its math and its charts."
     out, base = site
     found = {"problems": [], "math": {}, "charts": {}}
+
     def inspect_page(name):
         def check(page, problems):
             math = found["math"][name] = _typeset_math(page)
-            if math["typeset"] < math["math"] or math["errors"]: problems.append(f"math not typeset: {math}")
+            if math["typeset"] < math["math"] or math["errors"]:
+                problems.append(f"math not typeset: {math}")
             text = page.inner_text("body")
             problems.extend(f"markup left unrendered: {m!r}" for m in UNRENDERED if m in text)
             code = "\n".join(page.locator("div.cell div.highlight pre").all_inner_texts())
-            problems.extend(f"cell option shown as code: {line!r}" for line in code.splitlines() if line.startswith("#|"))
+            problems.extend(
+                f"cell option shown as code: {line!r}" for line in code.splitlines() if line.startswith("#|")
+            )
             charts = found["charts"][name] = _charts(page)
             problems.extend(c for c in charts if c)
+
         return check
+
     for name in _pages(out):
         found["problems"] += _check(browser, base + name, name, inspect_page(name)) + _broken_links(out, base, name)
     return found
@@ -193,7 +240,9 @@ def _saved_charts() -> int:
     charts = 0
     for notebook in (ROOT / "nbs").glob("[!_.]*.ipynb"):
         for cell in json.loads(notebook.read_text())["cells"]:
-            charts += sum("vegaEmbed" in "".join(o.get("data", {}).get("text/html", "")) for o in cell.get("outputs", []))
+            charts += sum(
+                "vegaEmbed" in "".join(o.get("data", {}).get("text/html", "")) for o in cell.get("outputs", [])
+            )
     return charts
 
 
@@ -207,9 +256,11 @@ def test_every_chart_is_visible(visits):
 def test_search_finds_multiheadedattention(site, browser):
     out, base = site
     results = []
+
     def search(page, problems):
         page.wait_for_selector("#search-results ul.search li", timeout=20_000)
         results.extend(page.locator("#search-results ul.search li a").evaluate_all("links => links.map(a => a.href)"))
+
     problems = _check(browser, base + "search.html?q=MultiHeadedAttention", "search", search)
     assert not problems, "\n".join(problems)
     assert any(urlsplit(r).path.endswith("/api.html") and r.endswith("MultiHeadedAttention") for r in results), results
@@ -226,11 +277,28 @@ def test_api_reference_documents_every_export_with_its_source(site):
         mod = importlib.import_module(f"annotated_transformer.{module}")
         for name in mod.__all__:
             anchor = f"annotated_transformer.{module}.{name}"
-            if anchor not in api.ids: missing.append(anchor)
+            if anchor not in api.ids:
+                missing.append(anchor)
             elif (inspect.isroutine(getattr(mod, name)) or inspect.isclass(getattr(mod, name))) and not any(
-                    link.startswith(f"_modules/annotated_transformer/{module}.html#{name}") for link in api.links):
+                link.startswith(f"_modules/annotated_transformer/{module}.html#{name}") for link in api.links
+            ):
                 unlinked.append(anchor)
     assert not missing, f"not in the API reference: {missing}"
     assert not unlinked, f"no link to the source: {unlinked}"
     html = (out / "api.html").read_text(encoding="utf-8")
     assert re.search(r"number of heads", html), "the docments (argument comments) are missing"
+
+
+def test_api_reference_says_where_moved_names_went(site):
+    "Each name that moved is on the API page with its new name, which exists, while the old one is gone."
+    out, _ = site
+    sys.path.insert(0, str(ROOT / "tools"))
+    from build_docs import MOVED
+
+    text = re.sub(r"<[^>]+>", "", (out / "api.html").read_text(encoding="utf-8"))
+    for old, (new, _) in MOVED.items():
+        assert old in text and new in text, (old, new)
+        (old_home, old_name), (new_home, new_name) = old.split("."), new.split(".")
+        if old_home.islower():  # a module's name; otherwise a class's attribute, which the notebooks test
+            assert not hasattr(importlib.import_module(f"annotated_transformer.{old_home}"), old_name), old
+            assert hasattr(importlib.import_module(f"annotated_transformer.{new_home}"), new_name), new

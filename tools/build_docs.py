@@ -9,6 +9,7 @@
 3. Sphinx (MyST-NB, the Furo theme, MathJax served from the site) renders `_docs_src/` into `_docs/`,
    with warnings treated as errors.
 """
+
 import argparse
 import importlib
 import inspect
@@ -48,16 +49,20 @@ def front_matter(nb) -> dict:
     "The YAML front matter nbdev puts in the first (raw) cell, removed from the notebook."
     cell = nb.cells[0]
     if cell.cell_type != "raw" or not cell.source.startswith("---"):
-        raise ValueError("nbdev's processed notebook has no front matter; does the notebook start with a '# Title' cell?")
+        raise ValueError(
+            "nbdev's processed notebook has no front matter; does the notebook start with a '# Title' cell?"
+        )
     del nb.cells[0]
     return yaml.safe_load(cell.source.strip().strip("-"))
 
 
 def callouts_to_admonitions(markdown: str) -> str:
     "Quarto's `::: {.callout-note}` with a `## Title` line, as MyST's titled admonition."
+
     def admonition(m):
         kind, title, body = m.groups()
         return f":::{{admonition}} {title or kind.title()}\n:class: {kind}\n{body}:::"
+
     return CALLOUT.sub(admonition, markdown)
 
 
@@ -67,8 +72,9 @@ def page_links_to_documents(markdown: str) -> str:
 
 
 def vega_lite_spec(html: str) -> dict | None:
-    "The Vega-Lite spec inside altair's HTML output (`...})(SPEC, {\"mode\": \"vega-lite\"});`), or None."
-    if "vegaEmbed" not in html: return None
+    'The Vega-Lite spec inside altair\'s HTML output (`...})(SPEC, {"mode": "vega-lite"});`), or None.'
+    if "vegaEmbed" not in html:
+        return None
     start = html.rindex("})(") + 3
     spec, _ = json.JSONDecoder().raw_decode(html, start)
     return spec
@@ -114,9 +120,12 @@ def prepare_notebook(path: Path) -> tuple[str, str]:
     title = [f"# {meta['title']}"] + ([f"{{.lead}}\n{meta['description']}"] if meta.get("description") else [])
     nb.cells = [nbformat.v4.new_markdown_cell("\n\n".join(title))] + symbol_headings(nb.cells)
     for cell in nb.cells:
-        if cell.cell_type == "markdown": cell.source = page_links_to_documents(callouts_to_admonitions(cell.source))
-        elif cell.cell_type == "code": prepare_code_cell(cell)
-        if cell.cell_type != "code": cell.metadata = {}
+        if cell.cell_type == "markdown":
+            cell.source = page_links_to_documents(callouts_to_admonitions(cell.source))
+        elif cell.cell_type == "code":
+            prepare_code_cell(cell)
+        if cell.cell_type != "code":
+            cell.metadata = {}
     nb.metadata = {"kernelspec": nb.metadata.get("kernelspec", {}), "language_info": {"name": "python"}}
     nbformat.write(nb, SRC / f"{page}.ipynb")
     return page, meta["title"]
@@ -125,16 +134,21 @@ def prepare_notebook(path: Path) -> tuple[str, str]:
 def exported_module(notebook: Path) -> str | None:
     "The module a source notebook exports to (its `#| default_exp`)."
     for cell in nbformat.read(notebook, as_version=4).cells:
-        if m := re.search(r"^#\| *default_exp +(\S+)", cell.source, re.M): return m[1]
+        if m := re.search(r"^#\| *default_exp +(\S+)", cell.source, re.M):
+            return m[1]
     return None
 
 
 def class_members(module: str, name: str) -> list[str]:
     "The public methods nbdev's index lists for class `name` of `module`, in source order."
     from annotated_transformer._modidx import d
+
     prefix = f"{PACKAGE}.{module}.{name}."
-    return [key[len(prefix):] for key in d["syms"][f"{PACKAGE}.{module}"]
-            if key.startswith(prefix) and not key[len(prefix):].startswith("_")]
+    return [
+        key[len(prefix) :]
+        for key in d["syms"][f"{PACKAGE}.{module}"]
+        if key.startswith(prefix) and not key[len(prefix) :].startswith("_")
+    ]
 
 
 def api_entry(module: str, name: str) -> str:
@@ -143,18 +157,45 @@ def api_entry(module: str, name: str) -> str:
     target = f"{PACKAGE}.{module}.{name}"
     if inspect.isclass(obj):
         members = class_members(module, name)
-        options = "   :show-inheritance:\n" + (f"   :members: {', '.join(members)}\n   :undoc-members:\n" if members else "")
+        options = "   :show-inheritance:\n" + (
+            f"   :members: {', '.join(members)}\n   :undoc-members:\n" if members else ""
+        )
         return f"```{{eval-rst}}\n.. autoclass:: {target}\n{options}```"
     kind = "autofunction" if inspect.isroutine(obj) else "autodata"
     return f"```{{eval-rst}}\n.. {kind}:: {target}\n```"
 
 
+MOVED = {  # old name: (where it went, a note), for readers of older code; the machinery left the paper's notebooks
+    "attention.Dropout": ("cpu.FastDropout", ""),
+    "attention.keep_mask": ("cpu.keep_mask", ""),
+    "training.keep_freed_memory": ("cpu.keep_freed_memory", "called once by the command line, no longer by `train`"),
+    "MultiHeadedAttention.store_attn": (
+        "MultiHeadedAttention.fused",
+        "off: our attention, its weights kept in `.attn`",
+    ),
+    "attention.heatmap": ("viz.heatmap", ""),
+    "attention.matrix_cells": ("viz.matrix_cells", ""),
+    "attention.lines": ("viz.lines", ""),
+    "bench.with_torch_dropout": ("bench.MODELS", "the kind `ours, no CPU speed-ups`"),
+}
+
+
+def moved_names() -> list[str]:
+    "The API page's table of the names that moved, and where to."
+    rows = [f"| `{old}` | `{new}` | {note} |" for old, (new, note) in MOVED.items()]
+    return ["", "## Names that moved", "", "| was | is now | |", "|---|---|---|", *rows]
+
+
 def api_page(modules: list[tuple[str, str, str]]) -> str:
     "The API reference: every name in each module's `__all__`, module by module in reading order."
-    parts = ["# API reference", "",
-             "Every symbol the `annotated_transformer` package exports, with its signature, the comment "
-             "that documents each argument, and a link to its source. Each module is written, explained "
-             "and tested in a notebook; the link under its heading leads there."]
+    parts = [
+        "# API reference",
+        "",
+        "Every symbol the `annotated_transformer` package exports, with its signature, the comment "
+        "that documents each argument, and a link to its source. Each module is written, explained "
+        "and tested in a notebook; the link under its heading leads there.",
+        *moved_names(),
+    ]
     for module, page, title in modules:
         names = importlib.import_module(f"{PACKAGE}.{module}").__all__
         parts += ["", f"## `{PACKAGE}.{module}`", "", f"Built in [{title}]({page}.ipynb).", ""]
@@ -165,8 +206,10 @@ def api_page(modules: list[tuple[str, str, str]]) -> str:
 def navigation(pages: list[str]) -> str:
     "The site's table of contents, as a hidden toctree at the end of the home page."
     notebooks = "\n".join(p for p in pages if p != "index")
-    return (f":::{{toctree}}\n:hidden:\n:caption: Notebooks\n\n{notebooks}\n:::\n\n"
-            f":::{{toctree}}\n:hidden:\n:caption: Reference\n\n{API_PAGE}\n:::")
+    return (
+        f":::{{toctree}}\n:hidden:\n:caption: Notebooks\n\n{notebooks}\n:::\n\n"
+        f":::{{toctree}}\n:hidden:\n:caption: Reference\n\n{API_PAGE}\n:::"
+    )
 
 
 def write_sources():
@@ -177,7 +220,8 @@ def write_sources():
     for notebook in sorted(NBS.glob("[!_.]*.ipynb")):
         page, title = prepare_notebook(PROC / notebook.name)
         pages.append(page)
-        if module := exported_module(notebook): modules.append((module, page, title))
+        if module := exported_module(notebook):
+            modules.append((module, page, title))
     index = nbformat.read(SRC / "index.ipynb", as_version=4)
     index.cells.append(nbformat.v4.new_markdown_cell(navigation(pages)))
     nbformat.write(index, SRC / "index.ipynb")
@@ -192,7 +236,8 @@ def main():
     write_sources()
     html = SRC / "_build" / "html"  # MyST-NB writes outputs beside the output folder: keep both inside _docs_src/
     sphinx = [sys.executable, "-m", "sphinx", "-b", "html", "-W", "--keep-going", "-q", str(SRC), str(html)]
-    if subprocess.call(sphinx): sys.exit("The website did not build: Sphinx's warnings and errors are above.")
+    if subprocess.call(sphinx):
+        sys.exit("The website did not build: Sphinx's warnings and errors are above.")
     shutil.rmtree(args.out, ignore_errors=True)
     shutil.copytree(html, args.out)
     print(f"The website is in {args.out}: open {args.out / 'index.html'}")

@@ -7,12 +7,13 @@ leave as GitHub-flavoured markdown: title and description, markdown cells as the
 cells as fenced Python with their plain-text outputs, and links to website pages pointed at
 the notebooks they come from.
 """
+
 import re
 import sys
-import tomllib
 from pathlib import Path
 
 import nbformat
+import tomllib
 import yaml
 from nbdev.serve import proc_nbs
 
@@ -28,7 +29,10 @@ def page_links_to_notebooks(text: str) -> str:
     and links to the website's other pages (`(api.html)`) at the published website."""
     pages = {re.sub(r"^\d+_", "", nb.stem): nb for nb in (ROOT / "nbs").glob("*.ipynb")}
     website = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["urls"]["Documentation"]
-    def relink(m): return f"(nbs/{pages[m[1]].name})" if m[1] in pages else f"({website.rstrip('/')}/{m[1]}.html)"
+
+    def relink(m):
+        return f"(nbs/{pages[m[1]].name})" if m[1] in pages else f"({website.rstrip('/')}/{m[1]}.html)"
+
     return re.sub(r"\(([\w-]+)\.html\)", relink, text)
 
 
@@ -37,7 +41,8 @@ def cell_markdown(cell) -> str:
     if cell.cell_type == "raw":
         front = yaml.safe_load(cell.source.strip().strip("-")) or {}
         return "\n\n".join(filter(None, [f"# {front.get('title', '')}", front.get("description")]))
-    if cell.cell_type == "markdown": return "" if cell.source.strip() == NBDEV_WARNING else cell.source
+    if cell.cell_type == "markdown":
+        return "" if cell.source.strip() == NBDEV_WARNING else cell.source
     outputs = [o.get("text") or o.get("data", {}).get("text/plain", "") for o in cell.outputs]
     fenced_outputs = "".join(f"\n\n```text\n{text.rstrip()}\n```" for text in outputs if text)
     return f"```python\n{cell.source}\n```{fenced_outputs}"
