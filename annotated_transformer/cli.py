@@ -13,8 +13,9 @@ import dataclasses
 import json
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import TextIO
 
 import pandas as pd
 import torch
@@ -22,7 +23,7 @@ import torch
 from . import __version__
 from .copy_task import train_copy_task
 from .cpu import keep_freed_memory
-from .data import MULTI30K_SPLITS, DownloadError, read_parallel
+from .data import MULTI30K_SPLITS, read_parallel
 from .decoding import TRAINING_STATE, BeamSearch, average_checkpoints, last_checkpoints
 from .distributed import distributed
 from annotated_transformer.multi30k import (
@@ -169,6 +170,13 @@ def parser() -> argparse.ArgumentParser:
     tr.add_argument("--checkpoint", type=Path, required=True, help="last.pt or epoch_NN.pt of a run")
     tr.add_argument("--max-tokens", type=int, default=4000, help="source tokens per batch (default: %(default)s)")
     tr.add_argument("--device", help="default: a GPU if there is one")
+    tr.add_argument(
+        "--on-error",
+        choices=("stop", "skip"),
+        default="stop",
+        help="a line that cannot be translated (not UTF-8, too long): stop there, after translating the lines "
+        "before it, or skip it, writing an empty line (default: %(default)s)",
+    )
     _add_search_options(tr)
 
     ev = commands.add_parser(
@@ -211,24 +219,60 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 # %% ../nbs/11_cli.ipynb #c6687bd4
-def _translate_stream(translator: Translator, lines, out, max_tokens: int, chunk: int = 1000):
-    "Translate `lines` to `out` a chunk at a time; empty lines stay empty."
+def _line_problems(translator: Translator, numbered: list[tuple[int, bytes]]) -> tuple[dict, dict]:
+    "The texts of the lines to translate, and what is wrong with the others, both by line number; empty lines in neither."
+    texts, problems = {}, {}
+    for n, raw in numbered:
+        try:
+            text = raw.decode("utf-8").rstrip("\r\n")
+        except UnicodeDecodeError as e:
+            problems[n] = f"not UTF-8 (byte {raw[e.start]:#04x} at byte {e.start + 1} of the line)"
+            continue
+        if text.strip():
+            texts[n] = text
+    for i in translator.too_long(translator.encode(list(texts.values()))):
+        problems[list(texts)[i]] = "too long for this model: split it into shorter sentences"
+    return {n: t for n, t in texts.items() if n not in problems}, problems
 
-    def flush(buffer):
-        texts = [line for line in buffer if line.strip()]
-        translated = iter(translator.translate(texts, max_tokens) if texts else [])
-        for line in buffer:
-            out.write((next(translated) if line.strip() else "") + "\n")
+
+def _translate_stream(
+    translator: Translator,
+    lines: Iterable[bytes],  # the input, a sentence a line, as a binary stream gives it
+    out: TextIO,
+    max_tokens: int,
+    on_error: str = "stop",  # a line that cannot be translated: "stop" there, or "skip" it (an empty line out)
+    chunk: int = 1000,
+) -> int:  # the number of lines skipped
+    "Translate `lines` to `out` a chunk at a time; empty lines stay empty; a bad line is named by its number."
+    skipped = 0
+
+    def flush(numbered: list[tuple[int, bytes]]):
+        nonlocal skipped
+        texts, problems = _line_problems(translator, numbered)
+        stop = min(problems) if problems and on_error == "stop" else None
+        if stop:  # translate and write what comes before the bad line, then stop
+            numbered, texts = [(n, r) for n, r in numbered if n < stop], {n: t for n, t in texts.items() if n < stop}
+        translated = dict(zip(texts, translator.translate(list(texts.values()), max_tokens) if texts else []))
+        out.writelines(translated.get(n, "") + "\n" for n, _ in numbered)
         out.flush()
+        if stop:
+            raise ValueError(
+                f"input line {stop} is {problems[stop]}. The lines before it are translated; "
+                "mend it, or pass --on-error skip to leave such lines empty."
+            )
+        for n in sorted(problems):
+            print(f"annotated-transformer: input line {n} skipped: {problems[n]}", file=sys.stderr)
+        skipped += len(problems)
 
     buffer = []
-    for line in lines:
-        buffer.append(line.rstrip("\n"))
+    for n, raw in enumerate(lines, 1):
+        buffer.append((n, raw))
         if len(buffer) == chunk:
             flush(buffer)
             buffer = []
     if buffer:
         flush(buffer)
+    return skipped
 
 # %% ../nbs/11_cli.ipynb #fea5ac2e
 def _average(inputs: list[Path], last: int, out: Path | None):
@@ -332,7 +376,7 @@ def run(args: argparse.Namespace):
         _average(args.checkpoints, args.last, args.out)
     elif args.command == "translate":
         translator = Translator.from_checkpoint(args.checkpoint, device, BeamSearch(args.beam, args.alpha))
-        _translate_stream(translator, sys.stdin, sys.stdout, args.max_tokens)
+        _translate_stream(translator, sys.stdin.buffer, sys.stdout, args.max_tokens, args.on_error)
     elif args.command == "evaluate":
         scores, outputs = _evaluate(args, device)
         if args.hypotheses:
@@ -346,18 +390,32 @@ def run(args: argparse.Namespace):
             )
 
 # %% ../nbs/11_cli.ipynb #c9134a23
-USER_ERRORS = (FileNotFoundError, FileExistsError, ValueError, DownloadError)  # what a user can fix: said in one line
+USER_ERRORS = (OSError, ValueError)  # what a user can fix (a missing file, a full disk, a bad value): said in one line
+
+
+def _settle_stdout():
+    "After standard output failed (a closed pipe, a full disk), point it at /dev/null: Python's flush at exit stays quiet."
+    if sys.stdout is not sys.__stdout__:  # a notebook or a test holds it
+        return
+    try:
+        sys.stdout.flush()
+    except OSError:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
 
 
 def report_errors(
     prog: str,  # the program's name, to start the message with
     command: Callable[[], object],
-) -> int:  # the exit status: 0, 2 after an error a user can fix, 130 when interrupted
+) -> int:  # the exit status: 0, 2 after an error a user can fix, 130 when interrupted, 141 when the reader went away
     "Run `command`, turning the errors a user can fix into one line on stderr instead of a traceback."
     try:
         command()
+    except BrokenPipeError:  # whoever read our output stopped reading (`| head`): stop quietly, as a shell tool does
+        _settle_stdout()
+        return 141
     except USER_ERRORS as e:
         print(f"{prog}: error: {e}", file=sys.stderr)
+        _settle_stdout()
         return 2
     except KeyboardInterrupt:
         print("\ninterrupted; a training run continues from its last checkpoint with --resume", file=sys.stderr)

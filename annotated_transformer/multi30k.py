@@ -541,19 +541,25 @@ class Translator:
         model.load_state_dict(saved["model"])
         return cls(model.to(device or default_device()), *saved_vocabularies(saved), search)
 
+    def encode(self, sentences: list[str]) -> list[list[int]]:  # per sentence, its source ids, </s> last
+        "The sentences tokenized and mapped to the source vocabulary."
+        return [self.src_vocab.encode(t) + [EOS] for t in self.src_tok.tokenize_all(sentences)]
+
+    def too_long(self, ids: list[list[int]]) -> list[int]:  # indices into `ids`
+        "The encoded sentences the model cannot take: 50 of its positions are kept for the output to grow (§6.1)."
+        return [i for i, s in enumerate(ids) if len(s) + 50 > self.model.config.max_len]
+
     def source_batches(
         self,
         sentences: list[str],  # source sentences, one per item
         max_tokens: int = 4000,  # source tokens per batch, padding included
     ) -> list[tuple[list[int], Batch]]:  # per batch: the indices of its sentences, and the batch on the model's device
         "The sentences tokenized, encoded and batched by length, ready for `self.search`."
-        ids = [self.src_vocab.encode(t) + [EOS] for t in self.src_tok.tokenize_all(sentences)]
-        limit = self.model.config.max_len
-        too_long = [i + 1 for i, s in enumerate(ids) if len(s) + 50 > limit]
-        if too_long:
+        ids = self.encode(sentences)
+        if too_long := self.too_long(ids):
             raise ValueError(
-                f"Sentence(s) {too_long[:10]} are too long for this model ({limit} positions, "
-                "including 50 for the output to grow): split them into shorter sentences."
+                f"Sentence(s) {[i + 1 for i in too_long[:10]]} are too long for this model ({self.model.config.max_len} "
+                "positions, including 50 for the output to grow): split them into shorter sentences."
             )
         device, lengths = next(self.model.parameters()).device, [len(s) for s in ids]
         batches = TokenBudgetSampler(lengths, lengths, max_tokens, shuffle=False).batches(0)  # in length order

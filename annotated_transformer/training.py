@@ -13,6 +13,7 @@ __all__ = ['SPECIALS', 'BOS', 'EOS', 'PAD', 'UNK', 'SINGLE', 'Batch', 'rate', 'p
 import contextlib
 import math
 import os
+import pickle
 import random
 import time
 from collections.abc import Callable, Iterable
@@ -91,9 +92,8 @@ class LabelSmoothing(nn.Module):
 
     def smoothed_targets(self, target: Tensor) -> Tensor:  # (n,) token ids -> (n, size) distributions
         "1 - eps_ls on the correct token, eps_ls shared by the others, nothing on padding."
-        dist = torch.full(
-            (target.size(0), self.size), self.eps_ls / (self.size - 2), device=target.device
-        )  # minus correct and pad
+        spread = self.eps_ls / (self.size - 2)  # shared by every token but the correct one and padding
+        dist = torch.full((target.size(0), self.size), spread, device=target.device)
         dist.scatter_(1, target.unsqueeze(1), 1.0 - self.eps_ls)
         dist[:, self.padding_idx] = 0
         return dist.masked_fill_((target == self.padding_idx).unsqueeze(1), 0.0)  # padded rows are ignored
@@ -106,8 +106,8 @@ class LabelSmoothing(nn.Module):
         "The KL divergence, without building the (n, size) target: see the derivation above."
         eps, spread = self.eps_ls, self.eps_ls / (self.size - 2)
         entropy_term = (1 - eps) * math.log(1 - eps) + (eps * math.log(spread) if eps > 0 else 0.0)  # sum of q log q
-        x_correct = x.gather(1, target.unsqueeze(1)).squeeze(1)  # (n,)
-        x_others = x.sum(1) - x_correct - x[:, self.padding_idx]  # (n,) the wrong, non-padding tokens
+        x_correct = x.gather(1, target.unsqueeze(1)).squeeze(1).float()  # (n,); sums in float32, whatever x's dtype
+        x_others = x.sum(1, dtype=torch.float32) - x_correct - x[:, self.padding_idx].float()  # (n,) the wrong, non-pad
         per_token = entropy_term - (1 - eps) * x_correct - spread * x_others
         return per_token.masked_fill(target == self.padding_idx, 0.0).sum()
 
@@ -154,6 +154,12 @@ def set_rng_states(states: dict):
     if states["cuda"] and torch.cuda.is_available():
         torch.cuda.set_rng_state_all(states["cuda"])
 
+# %% ../nbs/02_training.ipynb #6cdee685
+def _reason(e: Exception) -> str:
+    "The first line of an error's message, without PyTorch's advice to load with `weights_only=False`."
+    lines = [line for line in str(e).splitlines() if line.strip() and "weights_only" not in line]
+    return f"{type(e).__name__}: {lines[0].strip()}" if lines else type(e).__name__
+
 # %% ../nbs/02_training.ipynb #7eedd5f2
 def write_checkpoint(
     path: str | Path,  # where to write; the parent directory is created
@@ -163,8 +169,15 @@ def write_checkpoint(
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
-    torch.save(contents, tmp)
-    os.replace(tmp, path)
+    try:
+        torch.save(contents, tmp)
+        os.replace(tmp, path)
+    except (OSError, RuntimeError) as e:  # torch.save reports a full disk as a RuntimeError
+        tmp.unlink(missing_ok=True)
+        kept = f"{path.name} is as it was" if path.exists() else "nothing was written"
+        raise OSError(
+            f"Could not write {path} ({_reason(e)}): is the disk full, or the folder read-only? {kept}."
+        ) from e
 
 # %% ../nbs/02_training.ipynb #08cdabb1
 def save_checkpoint(
@@ -173,9 +186,7 @@ def save_checkpoint(
     optimizer: torch.optim.Optimizer,
     scheduler: torch.optim.lr_scheduler.LRScheduler,
     state: TrainState,
-    rng: dict
-    | list[dict]
-    | None = None,  # generator states: this process's (None), or one per process of a distributed run
+    rng: dict | list[dict] | None = None,  # generator states: this process's (None), or every process's
     **extra,  # anything else a later reader needs (vocabularies, ...): plain data only
 ):
     "Write everything needed to resume training to `path`, atomically."
@@ -205,9 +216,14 @@ def read_checkpoint(
         raise FileNotFoundError(f"No checkpoint at {path}. Check the path.")
     try:
         return torch.load(path, map_location=map_location, weights_only=True, mmap=mmap)
+    except pickle.UnpicklingError:  # weights_only found something else than tensors and plain data
+        raise ValueError(
+            f"Could not read the checkpoint {path}: it holds something other than tensors and plain data (another "
+            "kind of file, or a pickle from elsewhere, which could run code if it were loaded), so it is not loaded."
+        ) from None
     except Exception as e:
         raise ValueError(
-            f"Could not read the checkpoint {path} ({e}). It may be truncated or not a checkpoint "
+            f"Could not read the checkpoint {path} ({_reason(e)}). It may be truncated or not a checkpoint "
             "of this project; an earlier checkpoint of the run may still be intact."
         ) from e
 
