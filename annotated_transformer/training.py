@@ -16,6 +16,7 @@ import os
 import pickle
 import random
 import time
+import warnings
 from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -215,7 +216,9 @@ def read_checkpoint(
     if not path.is_file():
         raise FileNotFoundError(f"No checkpoint at {path}. Check the path.")
     try:
-        return torch.load(path, map_location=map_location, weights_only=True, mmap=mmap)
+        with warnings.catch_warnings():  # a pickle that is not PyTorch's makes it warn before it refuses
+            warnings.filterwarnings("ignore", "Detected pickle protocol", UserWarning)
+            return torch.load(path, map_location=map_location, weights_only=True, mmap=mmap)
     except pickle.UnpicklingError:  # weights_only found something else than tensors and plain data
         raise ValueError(
             f"Could not read the checkpoint {path}: it holds something other than tensors and plain data (another "

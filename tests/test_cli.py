@@ -19,23 +19,7 @@ from corpora import write_wmt14_stand_in
 from annotated_transformer.data import find_corpus_file, read_lines
 
 ROOT = Path(__file__).resolve().parent.parent
-TINY = [
-    "--N",
-    "1",
-    "--d-model",
-    "32",
-    "--d-ff",
-    "64",
-    "--h",
-    "2",
-    "--max-tokens",
-    "1500",
-    "--warmup",
-    "50",
-    "--factor",
-    "1.0",
-    "--no-progress",
-]
+TINY = "--N 1 --d-model 32 --d-ff 64 --h 2 --max-tokens 1500 --warmup 50 --factor 1.0 --no-progress".split()
 
 
 def cli(*args: str, **kwargs) -> subprocess.CompletedProcess:

@@ -1,0 +1,142 @@
+"""The command line under careless or hostile use, as a user meets it: each case in its own process, on a tiny run.
+
+Every case must end in a clear one-line error or in correct behaviour, never in a traceback, and must leave the
+run's files as they were. The training-side cases (a second run in a locked directory, resuming with changes,
+recipe values out of range, a full disk while saving) are demonstrated in the notebooks; these are the ones a
+user reaches through the commands' input and output."""
+
+import hashlib
+import pickle
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from corpora import write_multi30k_slice
+
+ROOT = Path(__file__).resolve().parent.parent
+TINY = "--N 1 --d-model 32 --d-ff 64 --h 2 --epochs 1 --no-progress".split()
+
+
+def cli(*args: str, **kwargs) -> subprocess.CompletedProcess:
+    "Run `python -m annotated_transformer.cli ARGS` and return what happened, whatever its status."
+    return subprocess.run([sys.executable, "-m", "annotated_transformer.cli", *args], cwd=ROOT, **kwargs)
+
+
+def digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def clear_error(result: subprocess.CompletedProcess, status: int, *phrases: str):
+    "The command ended with `status` and one line on stderr holding `phrases`, not a traceback."
+    err = result.stderr.decode() if isinstance(result.stderr, bytes) else result.stderr
+    assert result.returncode == status, (result.returncode, err)
+    assert "Traceback" not in err and len(err.strip().splitlines()) == 1, err
+    for phrase in phrases:
+        assert phrase in err, (phrase, err)
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory, multi30k: Path) -> Path:
+    "A trained tiny Multi30k run (one epoch on a slice of the data)."
+    home = tmp_path_factory.mktemp("hostile")
+    data = write_multi30k_slice(home / "data", multi30k, train=2000, test=50)
+    result = cli("train", "multi30k", "--data-dir", str(data), "--out", str(home / "run"), *TINY, capture_output=True)
+    assert result.returncode == 0, result.stderr
+    return home / "run"
+
+
+@pytest.fixture
+def translate(run: Path):
+    def translate(stdin: bytes, *args: str, **kwargs) -> subprocess.CompletedProcess:
+        return cli("translate", "--checkpoint", str(run / "last.pt"), "--beam", "1", *args, input=stdin, **kwargs)
+
+    return translate
+
+
+SENTENCES = "".join(f"Ein Hund läuft {i}.\n" for i in range(300)).encode()
+
+
+def test_translate_into_a_closed_pipe_stops_quietly(run: Path):
+    "`translate | head -1`: one line out, no traceback, the status of a tool cut off by its reader."
+    pipe = f"{sys.executable} -m annotated_transformer.cli translate --checkpoint {run / 'last.pt'} --beam 1 | head -1"
+    result = subprocess.run(["bash", "-c", f"set -o pipefail; {pipe}"], input=SENTENCES, capture_output=True, cwd=ROOT)
+    assert len(result.stdout.decode().splitlines()) == 1
+    assert result.returncode == 141 and result.stderr == b"", (result.returncode, result.stderr)
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs Linux's /dev/full")
+def test_translate_onto_a_full_disk_says_so(translate):
+    with open("/dev/full", "w") as full:
+        result = translate(SENTENCES, stdout=full, stderr=subprocess.PIPE)
+    clear_error(result, 2, "No space left on device")
+
+
+def test_translate_names_a_line_that_is_not_utf8(translate):
+    text = b"Ein Hund.\nEine Kat\xe4ze.\nZwei Hunde.\n"
+    stopped = translate(text, capture_output=True)
+    clear_error(stopped, 2, "input line 2 is not UTF-8", "--on-error skip")
+    assert len(stopped.stdout.decode().splitlines()) == 1  # the line before it, translated
+    skipped = translate(text, "--on-error", "skip", capture_output=True)
+    clear_error(skipped, 0, "input line 2 skipped")
+    lines = skipped.stdout.decode().split("\n")
+    assert len(lines) == 4 and lines[0] and lines[1] == "" and lines[2], lines  # still aligned with the input
+
+
+def test_a_foreign_pickle_is_refused_without_running_it(tmp_path: Path):
+    "A checkpoint that would run code when unpickled: refused, the code not run, no advice to load it in full."
+    ran = tmp_path / "payload-ran"
+
+    class Payload:
+        def __reduce__(self):
+            return (Path.touch, (ran,))
+
+    foreign = tmp_path / "last.pt"
+    foreign.write_bytes(pickle.dumps({"model": Payload()}))
+    result = cli("translate", "--checkpoint", str(foreign), input=b"Ein Hund.\n", capture_output=True)
+    clear_error(result, 2, "could run code")
+    assert b"weights_only" not in result.stderr and not ran.exists()
+
+
+def test_a_truncated_checkpoint_is_one_clear_error(run: Path, tmp_path: Path):
+    torn = tmp_path / "torn.pt"
+    torn.write_bytes((run / "last.pt").read_bytes()[:5000])
+    clear_error(cli("translate", "--checkpoint", str(torn), input=b"x\n", capture_output=True), 2, "Could not read")
+
+
+@pytest.mark.parametrize(
+    "args, phrase",
+    [
+        (["--last", "1", "--out", "{run}/last.pt"], "last.pt"),  # over the run's resumable checkpoint
+        (["--last", "1", "--out", "{run}/epoch_01.pt"], "epoch_01.pt"),  # over one of its own inputs
+        (["--last", "0"], "at least one snapshot"),
+        (["--last", "-3"], "at least one snapshot"),
+    ],
+)
+def test_average_refuses_what_would_destroy_a_run(run: Path, args: list[str], phrase: str):
+    before = {p.name: digest(p) for p in run.glob("*.pt")}
+    result = cli("average", str(run), *[a.format(run=run) for a in args], capture_output=True, text=True)
+    clear_error(result, 2, phrase)
+    assert {p.name: digest(p) for p in run.glob("*.pt")} == before
+
+
+@pytest.mark.parametrize(
+    "args, phrase",
+    [
+        (["--h", "3"], "h must be at least 1 and a divisor of d_model"),
+        (["--eps-ls", "1.0"], "eps_ls must be in [0, 1)"),
+        (["--factor", "nan"], "factor must be positive and finite"),
+        (["--device", "banana"], "banana"),
+    ],
+)
+def test_bad_training_values_are_one_line_and_touch_nothing(run: Path, args: list[str], phrase: str):
+    before = {p.name: digest(p) for p in run.glob("*.pt")}
+    result = cli("train", "multi30k", "--out", str(run), "--resume", *args, capture_output=True, text=True)
+    clear_error(result, 2, phrase)
+    assert {p.name: digest(p) for p in run.glob("*.pt")} == before
+
+
+def test_a_new_run_over_an_old_one_is_refused(run: Path):
+    before = digest(run / "last.pt")
+    clear_error(cli("train", "multi30k", "--out", str(run), *TINY, capture_output=True, text=True), 2, "--resume")
+    assert digest(run / "last.pt") == before
