@@ -159,6 +159,12 @@ def parser() -> argparse.ArgumentParser:
         task.add_argument(
             "--no-progress", action="store_true", help="no progress bar (the snapshot lines are printed anyway)"
         )
+        task.add_argument(
+            "--process-timeout",
+            type=float,
+            metavar="MINUTES",
+            help="under torchrun: how long a process waits for the others (default: 5 on CPUs, 30 on GPUs)",
+        )
         _add_recipe_options(task, corpus.recipe, "WMT" if name == "wmt14" else "Multi30k")
 
     tr = commands.add_parser(
@@ -357,7 +363,9 @@ def run(args: argparse.Namespace):
         _train_copy(args)
     elif args.command == "train":
         corpus = CORPORA[args.task]
-        with distributed() as processes:  # under torchrun, one of its processes; else the only one
+        with distributed(
+            timeout_minutes=args.process_timeout
+        ) as processes:  # under torchrun, one of its processes; else the only one
             corpus.train(
                 args.out,
                 _recipe(args, corpus.recipe),

@@ -399,6 +399,13 @@ def _snapshot_hooks(
 
     return (lambda st: snapshot(st) if st.epoch == recipe.epochs else None), on_update
 
+# %% ../nbs/06_multi30k.ipynb #383a363d
+def _check_pairs(pairs: dict[str, list[tuple[str, str]]]):
+    "Refuse, before any work, training or validation data that is empty."
+    for split, split_pairs in pairs.items():
+        if not split_pairs:
+            raise ValueError(f"The {split} split holds no sentence pairs: its files are empty. Check --data-dir.")
+
 # %% ../nbs/06_multi30k.ipynb #6c24a145
 def train_translator(
     out: str | Path,  # directory for checkpoints
@@ -419,8 +426,13 @@ def train_translator(
         processes.barrier()  # every process has seen `out` as it was, before any writes to it
         torch.manual_seed(recipe.seed)
         pairs = {split: load_split(split, recipe.src_lang, recipe.tgt_lang) for split in ("train", "val")}
+        _check_pairs(pairs)
         learned = vocabulary_data(*learn_vocabularies(recipe, pairs["train"])) if main and not saved else None
         data = prepare_data(recipe, pairs, saved or processes.broadcast(learned))  # one vocabulary for all processes
+        if not data.splits["train"][0]:
+            raise ValueError(
+                f"All {data.dropped} training pairs are longer than max_len={recipe.max_len}: raise --max-len."
+            )
         model = translation_model(recipe, data).to(device)
         if recipe.cpu_speedups:
             use_cpu_speedups(model)  # nothing changes off the CPU

@@ -367,22 +367,14 @@ def train(
                 optimizer.step()
                 optimizer.zero_grad(set_to_none=True)
                 scheduler.step()
-                loss_sum, tokens, samples = processes.sum(
-                    torch.tensor(counts, dtype=torch.float64)
-                ).tolist()  # over processes
-                state.step, state.samples, state.tokens = (
-                    state.step + 1,
-                    state.samples + int(samples),
-                    state.tokens + int(tokens),
-                )
+                totals = processes.sum(torch.tensor(counts, dtype=torch.float64)).tolist()  # over the processes
+                loss_sum, tokens, samples = totals[0], int(totals[1]), int(totals[2])
+                state.step, state.samples, state.tokens = state.step + 1, state.samples + samples, state.tokens + tokens
                 now = time.perf_counter()
-                state.records.append(_record(state, loss_sum, int(tokens), lr, now - last, elapsed0 + now - start))
-                bar.set_postfix(
-                    epoch=state.epoch,
-                    loss=f"{state.records[-1]['loss']:.3f}",
-                    lr=f"{lr:.2e}",
-                    tok_s=f"{state.records[-1]['tokens_per_s']:,.0f}",
-                )
+                record = _record(state, loss_sum, tokens, lr, now - last, elapsed0 + now - start)
+                state.records.append(record)
+                rates = dict(loss=f"{record['loss']:.3f}", lr=f"{lr:.2e}", tok_s=f"{record['tokens_per_s']:,.0f}")
+                bar.set_postfix(epoch=state.epoch, **rates)
                 counts, last = [0.0, 0, 0], now
                 keep_results(on_update)
                 if checkpoint_every and state.step % checkpoint_every == 0:
@@ -390,6 +382,8 @@ def train(
                 if done():
                     break  # `steps` reached in mid-epoch: the epoch is not over
             else:  # the epoch is over
+                if state.batch_in_epoch == 0:
+                    raise ValueError(f"Epoch {state.epoch} has no batches: there is nothing to train on.")
                 optimizer.zero_grad(set_to_none=True)  # an incomplete last accumulation is dropped, not carried over
                 counts = [0.0, 0, 0]
                 state.epoch, state.batch_in_epoch = state.epoch + 1, 0

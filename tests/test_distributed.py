@@ -118,3 +118,22 @@ def test_train_copy_runs_once_under_torchrun():
     assert result.stderr.count("train copy runs in one process: the first of the 2 that torchrun started") == 1, (
         result.stderr
     )
+
+
+def test_a_process_that_stops_answering_is_given_up_on(tmp_path: Path):
+    "One process hangs before a collective: the other gives up after the timeout with a clear message, not after 30 min."
+    script = tmp_path / "hang.py"
+    script.write_text(
+        "import time\n"
+        "import torch.distributed as dist\n"
+        "from annotated_transformer.distributed import distributed\n"
+        "with distributed(timeout_minutes=0.1) as processes:\n"
+        "    if processes.rank == 1:\n"
+        "        time.sleep(60)  # stopped, as far as the other one can tell\n"
+        "    dist.barrier()\n"
+    )
+    start = time.perf_counter()
+    result = subprocess.run([*TORCHRUN, str(script)], capture_output=True, text=True, cwd=ROOT, env=ENV)
+    assert result.returncode != 0
+    assert "Process 0 waited 0.1 minutes for the others, and one did not answer" in result.stderr, result.stderr[-3000:]
+    assert time.perf_counter() - start < 50  # the 6-second timeout, torchrun's start and its stopping the other

@@ -140,3 +140,35 @@ def test_a_new_run_over_an_old_one_is_refused(run: Path):
     before = digest(run / "last.pt")
     clear_error(cli("train", "multi30k", "--out", str(run), *TINY, capture_output=True, text=True), 2, "--resume")
     assert digest(run / "last.pt") == before
+
+
+@pytest.mark.parametrize(
+    "emptied, args, phrase",
+    [
+        ("train", [], "The train split holds no sentence pairs"),
+        ("val", [], "The val split holds no sentence pairs"),
+        (None, ["--max-len", "3"], "training pairs are longer than max_len=3"),
+    ],
+)
+def test_data_with_nothing_to_train_on_is_refused_before_training(
+    run: Path, tmp_path: Path, emptied: str | None, args: list[str], phrase: str
+):
+    "Empty training or validation files, or a --max-len that drops every pair: an error before the first update."
+    data = tmp_path / "data"
+    data.mkdir()
+    for source in (run.parent / "data").iterdir():
+        (data / source.name).write_bytes(b"" if source.name.startswith(f"{emptied}.") else source.read_bytes())
+    result = cli(
+        "train",
+        "multi30k",
+        "--data-dir",
+        str(data),
+        "--out",
+        str(tmp_path / "run"),
+        *TINY,
+        *args,
+        capture_output=True,
+        text=True,
+    )
+    clear_error(result, 2, phrase)
+    assert not list((tmp_path / "run").glob("*.pt"))
