@@ -76,42 +76,27 @@ CORPORA = {
 
 # %% ../nbs/11_cli.ipynb #0f76d09c
 def _add_recipe_options(parser: argparse.ArgumentParser, recipe: Recipe, notebook: str):
-    "One option per recipe field, --field-name, typed and defaulting like the field."
+    "One option per recipe field, --field-name, typed like the field; an option not given is None, so `_recipe` knows."
     group = parser.add_argument_group(f"recipe (defaults: the {notebook} notebook's)")
     for f in dataclasses.fields(recipe):
-        default = getattr(recipe, f.name)
+        default, flag = getattr(recipe, f.name), "--" + f.name.replace("_", "-")
         choices = {"precision": PRECISIONS, "vocabulary": VOCABULARIES}.get(f.name)
         if f.type is bool:  # --name / --no-name
-            group.add_argument(
-                "--" + f.name.replace("_", "-"),
-                action=argparse.BooleanOptionalAction,
-                default=default,
-                dest=f.name,
-                help=f"default: {default}",
-            )
+            group.add_argument(flag, action=argparse.BooleanOptionalAction, dest=f.name, help=f"default: {default}")
         else:
+            metavar = "{" + ",".join(choices) + "}" if choices else f.type.__name__.upper()
             group.add_argument(
-                "--" + f.name.replace("_", "-"),
-                type=f.type,
-                default=default,
-                dest=f.name,
-                choices=choices,
-                metavar="{" + ",".join(choices) + "}" if choices else f.type.__name__.upper(),
-                help=f"default: {default}",
+                flag, type=f.type, dest=f.name, choices=choices, metavar=metavar, help=f"default: {default}"
             )
 
 
 def _recipe(args: argparse.Namespace, default: Recipe) -> Recipe | None:
-    "The default recipe, or when resuming the run's own (None if there is none), with the options that differ from the defaults."
-    changes = {
-        f.name: getattr(args, f.name)
-        for f in dataclasses.fields(Recipe)
-        if getattr(args, f.name) != getattr(default, f.name)
-    }
+    "The default recipe, or when resuming the run's own (None if there is none), with every option the user gave."
+    given = {f.name: getattr(args, f.name) for f in dataclasses.fields(Recipe) if getattr(args, f.name) is not None}
     if not args.resume:
-        return dataclasses.replace(default, **changes)
+        return dataclasses.replace(default, **given)
     last = args.out / "last.pt"
-    return dataclasses.replace(Recipe(**read_checkpoint(last)["recipe"]), **changes) if last.exists() else None
+    return dataclasses.replace(Recipe(**read_checkpoint(last)["recipe"]), **given) if last.exists() else None
 
 
 def _add_search_options(parser: argparse.ArgumentParser):

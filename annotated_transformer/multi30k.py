@@ -13,6 +13,7 @@ __all__ = ['VOCABULARIES', 'MULTI30K', 'PRECISIONS', 'SNAPSHOT_KINDS', 'RESUMABL
 
 # %% ../nbs/06_multi30k.ipynb #ba0a7f0a
 import contextlib
+import hashlib
 import math
 import os
 import time
@@ -400,11 +401,22 @@ def _snapshot_hooks(
     return (lambda st: snapshot(st) if st.epoch == recipe.epochs else None), on_update
 
 # %% ../nbs/06_multi30k.ipynb #383a363d
-def _check_pairs(pairs: dict[str, list[tuple[str, str]]]):
-    "Refuse, before any work, training or validation data that is empty."
+def _check_pairs(pairs: dict[str, list[tuple[str, str]]], saved: dict | None) -> str:  # the pairs' digest
+    "Refuse, before any work, empty training or validation data, or other data than a resumed run was trained on."
     for split, split_pairs in pairs.items():
         if not split_pairs:
             raise ValueError(f"The {split} split holds no sentence pairs: its files are empty. Check --data-dir.")
+    sha = hashlib.sha256()
+    for split in sorted(pairs):
+        for src, tgt in pairs[split]:
+            sha.update(f"{split}\t{src}\t{tgt}\n".encode())
+    digest = sha.hexdigest()
+    if saved and saved.get("pairs_sha256", digest) != digest:  # (checkpoints of older versions record none)
+        raise ValueError(
+            "This run was trained on other sentence pairs than the ones found now: resume it with the "
+            "data it was trained on (--data-dir), or start a new run elsewhere."
+        )
+    return digest
 
 # %% ../nbs/06_multi30k.ipynb #6c24a145
 def train_translator(
@@ -426,7 +438,7 @@ def train_translator(
         processes.barrier()  # every process has seen `out` as it was, before any writes to it
         torch.manual_seed(recipe.seed)
         pairs = {split: load_split(split, recipe.src_lang, recipe.tgt_lang) for split in ("train", "val")}
-        _check_pairs(pairs)
+        digest = _check_pairs(pairs, saved)
         learned = vocabulary_data(*learn_vocabularies(recipe, pairs["train"])) if main and not saved else None
         data = prepare_data(recipe, pairs, saved or processes.broadcast(learned))  # one vocabulary for all processes
         if not data.splits["train"][0]:
@@ -443,7 +455,7 @@ def train_translator(
             else TrainState()
         )
         autocast = autocast_dtype(recipe.precision, device)
-        extra = dict(recipe=asdict(recipe), **data.checkpoint_data())
+        extra = dict(recipe=asdict(recipe), pairs_sha256=digest, **data.checkpoint_data())
         train_loader = processes.shard(
             batch_loader(*data.splits["train"], recipe.max_tokens, shuffle=True, seed=recipe.seed)
         )

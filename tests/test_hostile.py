@@ -172,3 +172,33 @@ def test_data_with_nothing_to_train_on_is_refused_before_training(
     )
     clear_error(result, 2, phrase)
     assert not list((tmp_path / "run").glob("*.pt"))
+
+
+def test_resume_refuses_a_change_it_cannot_honour(run: Path, tmp_path: Path):
+    "An option given with --resume counts, even when it equals the default; and the data must be the run's own."
+    before = digest(run / "last.pt")
+    clear_error(
+        cli("train", "multi30k", "--out", str(run), "--resume", "--d-model", "256", capture_output=True, text=True),
+        2,
+        "trained with d_model=32 (not 256)",
+    )
+    other = tmp_path / "other"
+    other.mkdir()
+    for source in (run.parent / "data").iterdir():  # the same files, less their first training pair
+        lines = source.read_text(encoding="utf-8").splitlines(keepends=True)
+        (other / source.name).write_text("".join(lines[1:] if source.name.startswith("train.") else lines))
+    result = cli(
+        "train",
+        "multi30k",
+        "--data-dir",
+        str(other),
+        "--out",
+        str(run),
+        "--resume",
+        "--epochs",
+        "2",
+        capture_output=True,
+        text=True,
+    )
+    clear_error(result, 2, "trained on other sentence pairs")
+    assert digest(run / "last.pt") == before
