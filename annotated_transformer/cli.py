@@ -145,6 +145,11 @@ def parser() -> argparse.ArgumentParser:
             "--no-progress", action="store_true", help="no progress bar (the snapshot lines are printed anyway)"
         )
         task.add_argument(
+            "--start-over",
+            action="store_true",
+            help="delete the files of a run already in --out (last.pt, snapshots, averages) and begin anew",
+        )
+        task.add_argument(
             "--process-timeout",
             type=float,
             metavar="MINUTES",
@@ -359,6 +364,7 @@ def run(args: argparse.Namespace):
                 device=device,
                 progress=not args.no_progress,
                 processes=processes,
+                start_over=args.start_over,
             )
         if processes.is_main:
             print(

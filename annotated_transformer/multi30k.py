@@ -8,8 +8,8 @@ Docs: https://annotated-transformer.github.io/annotated-transformer/multi30k.htm
 __all__ = ['VOCABULARIES', 'MULTI30K', 'PRECISIONS', 'SNAPSHOT_KINDS', 'RESUMABLE', 'Search', 'Recipe', 'autocast_dtype',
            'default_device', 'learn_vocabularies', 'vocabulary_data', 'saved_vocabularies', 'ParallelData',
            'prepare_data', 'prepare_multi30k', 'translation_model', 'mean_loss', 'snapshot_files', 'save_weights',
-           'run_recipe', 'hold_run_dir', 'train_translator', 'train_multi30k', 'greedy_search', 'Translator',
-           'bleu_scores', 'evaluate_pairs', 'evaluate']
+           'run_files', 'run_recipe', 'hold_run_dir', 'train_translator', 'train_multi30k', 'greedy_search',
+           'Translator', 'bleu_scores', 'evaluate_pairs', 'evaluate']
 
 # %% ../nbs/06_multi30k.ipynb #ba0a7f0a
 import contextlib
@@ -17,6 +17,7 @@ import hashlib
 import math
 import os
 import time
+import uuid
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
@@ -275,9 +276,19 @@ def snapshot_files(
     run: str | Path,  # a run directory
     kind: str | None = None,  # "epoch" or "step"; None: both
 ) -> list[Path]:
-    "A run's weight snapshots, oldest first: in the order of the updates they were taken after, which each records."
+    "A run's weight snapshots, oldest first: those of the run of `run/last.pt`, in the order of the updates they follow."
     files = [p for k in ([kind] if kind else SNAPSHOT_KINDS) for p in Path(run).glob(f"{k}_*.pt")]
-    steps = {p: read_checkpoint(p, mmap=True).get("step") for p in files}
+    saved = {p: read_checkpoint(p, mmap=True) for p in files}  # mapped: only the plain data is read
+    last = Path(run) / "last.pt"
+    if last.exists():  # the run that owns the directory: another run's snapshots are not its own
+        run_id = read_checkpoint(last, mmap=True).get("run_id")
+        files = [p for p in files if saved[p].get("run_id") == run_id]
+    elif len({s.get("run_id") for s in saved.values()}) > 1:
+        raise ValueError(
+            f"{run} holds the snapshots of more than one run and no last.pt to tell which is its own: "
+            "name the files to use instead of the run."
+        )
+    steps = {p: saved[p].get("step") for p in files}
     if None not in steps.values():
         return sorted(files, key=steps.get)
     if len({p.stem.split("_")[0] for p in files}) > 1:  # snapshots of an older version record no update
@@ -300,16 +311,26 @@ RESUMABLE = (
 )  # what a resumed run may change: how long it trains, how often it keeps weights
 
 
+def run_files(out: Path) -> list[Path]:
+    "What a run leaves in its directory: `last.pt`, its snapshots, their averages."
+    patterns = ("last.pt", *(f"{k}_*.pt" for k in SNAPSHOT_KINDS), "average_*.pt")
+    return sorted(p for pattern in patterns for p in out.glob(pattern))
+
+
 def run_recipe(
     out: Path,  # the run directory
     recipe: Recipe | None,  # what was asked for; None when resuming: the run's own
     resume: bool,
+    start_over: bool = False,  # a new run, where the files of an old one may be (to be deleted)
 ) -> tuple[Recipe, dict | None]:  # the recipe to follow, and the checkpoint to resume from (None for a new run)
     "Check a request to start or resume the run in `out` against what is there."
     last = out / "last.pt"
-    if last.exists() and not resume:
+    if start_over and resume:
+        raise ValueError("Resume the run in --out, or start over there: not both.")
+    if not (resume or start_over) and (held := run_files(out)):
         raise FileExistsError(
-            f"{out} already holds a run ({last}). Continue it with --resume, or choose another --out."
+            f"{out} already holds a run ({', '.join(p.name for p in held[:3])}{', ...' if len(held) > 3 else ''}). "
+            "Continue it with --resume, choose another --out, or pass --start-over to delete its files and begin anew."
         )
     if not resume:
         if recipe is None:
@@ -430,11 +451,15 @@ def train_translator(
     device: torch.device | None = None,  # default: a GPU if there is one
     progress: bool = True,  # a progress bar per run (the snapshot lines are printed either way)
     processes: Processes = SINGLE,  # with others, from the distributed notebook: each process calls this
+    start_over: bool = False,  # delete the files of a run already in `out` (`run_files`) and begin a new one
 ) -> TrainState:  # the finished run: `records` per update, `evals` per snapshot
     "Train a Transformer following `recipe` on the corpus `load_split` reads, with checkpoints in `out`."
     out, device, main = Path(out), device or processes.device or default_device(), processes.is_main
-    recipe, saved = run_recipe(out, recipe, resume)
+    recipe, saved = run_recipe(out, recipe, resume, start_over)  # checked before `out` is touched
     with hold_run_dir(out) if main else contextlib.nullcontext():  # one run at a time in `out`
+        for path in run_files(out) if start_over and main else []:
+            path.unlink()
+        run_id = saved.get("run_id") if saved else processes.broadcast(uuid.uuid4().hex[:12])  # one id for the run
         processes.barrier()  # every process has seen `out` as it was, before any writes to it
         torch.manual_seed(recipe.seed)
         pairs = {split: load_split(split, recipe.src_lang, recipe.tgt_lang) for split in ("train", "val")}
@@ -455,7 +480,7 @@ def train_translator(
             else TrainState()
         )
         autocast = autocast_dtype(recipe.precision, device)
-        extra = dict(recipe=asdict(recipe), pairs_sha256=digest, **data.checkpoint_data())
+        extra = dict(recipe=asdict(recipe), run_id=run_id, pairs_sha256=digest, **data.checkpoint_data())
         train_loader = processes.shard(
             batch_loader(*data.splits["train"], recipe.max_tokens, shuffle=True, seed=recipe.seed)
         )
@@ -504,6 +529,7 @@ def train_multi30k(
     device: torch.device | None = None,  # default: a GPU if there is one
     progress: bool = True,  # a progress bar per run
     processes: Processes = SINGLE,  # see `train_translator`
+    start_over: bool = False,  # see `train_translator`
 ) -> TrainState:
     "`train_translator` on Multi30k: German→English unless the recipe says otherwise."
     return train_translator(
@@ -515,6 +541,7 @@ def train_multi30k(
         device,
         progress,
         processes,
+        start_over,
     )
 
 # %% ../nbs/06_multi30k.ipynb #30971da2

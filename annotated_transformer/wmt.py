@@ -118,6 +118,7 @@ def train_wmt14(
     device: torch.device | None = None,  # default: a GPU if there is one
     progress: bool = True,  # a progress bar
     processes: Processes = SINGLE,  # see `train_translator`
+    start_over: bool = False,  # see `train_translator`
 ) -> TrainState:
     "`train_translator` on WMT 2014: English→German unless the recipe says otherwise."
     return train_translator(
@@ -129,6 +130,7 @@ def train_wmt14(
         device,
         progress,
         processes,
+        start_over,
     )
 
 # %% ../nbs/09_wmt.ipynb #cdc85e4c

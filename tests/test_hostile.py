@@ -202,3 +202,36 @@ def test_resume_refuses_a_change_it_cannot_honour(run: Path, tmp_path: Path):
     )
     clear_error(result, 2, "trained on other sentence pairs")
     assert digest(run / "last.pt") == before
+
+
+def test_a_run_directory_belongs_to_one_run(run: Path, tmp_path: Path):
+    "Another run's snapshots stop a new run (unless told to start over) and are never averaged as the run's own."
+    out, data = tmp_path / "new", run.parent / "data"
+    out.mkdir()
+    (out / "epoch_16.pt").write_bytes((run / "epoch_01.pt").read_bytes())  # left over from another run
+    refused = cli(
+        "train", "multi30k", "--data-dir", str(data), "--out", str(out), *TINY, capture_output=True, text=True
+    )
+    clear_error(refused, 2, "already holds a run (epoch_16.pt)", "--start-over")
+    assert [p.name for p in out.glob("*.pt")] == ["epoch_16.pt"]
+    started = cli(
+        "train",
+        "multi30k",
+        "--data-dir",
+        str(data),
+        "--out",
+        str(out),
+        *TINY,
+        "--start-over",
+        capture_output=True,
+        text=True,
+    )
+    assert started.returncode == 0, started.stderr
+    assert sorted(p.name for p in out.glob("*.pt")) == ["epoch_01.pt", "last.pt"]
+    (out / "epoch_00.pt").write_bytes((run / "epoch_01.pt").read_bytes())  # another run's snapshot, slipped in
+    averaged = cli("average", str(out), "--last", "1", capture_output=True, text=True)
+    assert averaged.returncode == 0 and "averaged epoch_01.pt into" in averaged.stdout, (
+        averaged.stdout + averaged.stderr
+    )
+    too_many = cli("average", str(out), "--last", "2", capture_output=True, text=True)
+    clear_error(too_many, 2, "holds 1 weight snapshots")  # the stranger does not count
