@@ -8,8 +8,8 @@ Docs: https://annotated-transformer.github.io/annotated-transformer/multi30k.htm
 __all__ = ['VOCABULARIES', 'MULTI30K', 'PRECISIONS', 'SNAPSHOT_KINDS', 'RESUMABLE', 'Search', 'Recipe', 'autocast_dtype',
            'default_device', 'learn_vocabularies', 'vocabulary_data', 'saved_vocabularies', 'ParallelData',
            'prepare_data', 'prepare_multi30k', 'translation_model', 'mean_loss', 'snapshot_files', 'save_weights',
-           'run_files', 'run_recipe', 'hold_run_dir', 'train_translator', 'train_multi30k', 'greedy_search',
-           'Translator', 'bleu_scores', 'evaluate_pairs', 'evaluate']
+           'run_files', 'run_recipe', 'hold_run_dir', 'train_translator', 'train_multi30k', 'checked_model',
+           'greedy_search', 'Translator', 'bleu_scores', 'evaluate_pairs', 'evaluate']
 
 # %% ../nbs/06_multi30k.ipynb #ba0a7f0a
 import contextlib
@@ -544,6 +544,35 @@ def train_multi30k(
         start_over,
     )
 
+# %% ../nbs/06_multi30k.ipynb #d2658f74
+def checked_model(
+    path: Path,  # where `saved` came from, for the messages
+    saved: dict,  # a checkpoint's contents, from `read_checkpoint`
+) -> EncoderDecoder:
+    "The model of a translation checkpoint, after checking its configuration, weights and vocabularies fit one another."
+    missing = [k for k in ("model", "config", "vocabs", "langs") if not saved.get(k)]
+    if missing:
+        raise ValueError(f"{path} lacks {missing}: it is not a checkpoint of a translation model.")
+    try:
+        config = TransformerConfig(**saved["config"])
+        with torch.device("meta"):  # shapes without memory: an absurd configuration allocates nothing
+            expected = {k: tuple(v.shape) for k, v in build_model(config).state_dict().items()}
+    except (TypeError, ValueError) as e:
+        raise ValueError(f"{path} holds a model configuration that is not valid: {e}") from None
+    found = {k: tuple(v.shape) for k, v in saved["model"].items()}
+    if found != expected:
+        wrong = sorted(set(found) ^ set(expected)) or [k for k in expected if found[k] != expected[k]]
+        raise ValueError(f"{path} holds weights that do not fit its configuration (first: {wrong[0]}): it was altered.")
+    sizes = {side: len(saved["vocabs"][side]) for side in ("src", "tgt")}
+    if (sizes["src"], sizes["tgt"]) != (config.src_vocab, config.tgt_vocab):
+        raise ValueError(
+            f"{path} holds vocabularies of {sizes['src']} and {sizes['tgt']} tokens for a model of "
+            f"{config.src_vocab} and {config.tgt_vocab}: it was altered."
+        )
+    model = build_model(config)
+    model.load_state_dict(saved["model"])
+    return model
+
 # %% ../nbs/06_multi30k.ipynb #30971da2
 Search = Callable[
     [EncoderDecoder, torch.Tensor, torch.Tensor], torch.Tensor
@@ -585,12 +614,14 @@ class Translator:
     ) -> "Translator":
         "The model, tokenizers and vocabularies a checkpoint holds."
         saved = read_checkpoint(path)
-        missing = [k for k in ("config", "vocabs", "langs") if not saved.get(k)]
-        if missing:
-            raise ValueError(f"{path} lacks {missing}: it is not a checkpoint of a translation model.")
-        model = build_model(TransformerConfig(**saved["config"]))
-        model.load_state_dict(saved["model"])
-        return cls(model.to(device or default_device()), *saved_vocabularies(saved), search)
+        model = checked_model(path, saved).to(device or default_device())
+        try:
+            text = saved_vocabularies(saved)
+        except (RuntimeError, ValueError, KeyError, TypeError, OSError) as e:  # sentencepiece says RuntimeError
+            raise ValueError(
+                f"{path} holds tokenizers or vocabularies that cannot be loaded ({e}): it was altered."
+            ) from None
+        return cls(model, *text, search)
 
     def encode(self, sentences: list[str]) -> list[list[int]]:  # per sentence, its source ids, </s> last
         "The sentences tokenized and mapped to the source vocabulary."

@@ -6,11 +6,12 @@ Docs: https://annotated-transformer.github.io/annotated-transformer/training.htm
 
 # %% auto #0
 __all__ = ['SPECIALS', 'BOS', 'EOS', 'PAD', 'UNK', 'SINGLE', 'Batch', 'rate', 'paper_optimizer', 'LabelSmoothing', 'batch_loss',
-           'TrainState', 'rng_states', 'set_rng_states', 'write_checkpoint', 'save_checkpoint', 'read_checkpoint',
-           'load_checkpoint', 'Processes', 'train']
+           'TrainState', 'rng_states', 'set_rng_states', 'tensors_sha256', 'write_checkpoint', 'save_checkpoint',
+           'read_checkpoint', 'load_checkpoint', 'Processes', 'train']
 
 # %% ../nbs/02_training.ipynb #00c19f82
 import contextlib
+import hashlib
 import math
 import os
 import pickle
@@ -161,17 +162,36 @@ def _reason(e: Exception) -> str:
     lines = [line for line in str(e).splitlines() if line.strip() and "weights_only" not in line]
     return f"{type(e).__name__}: {lines[0].strip()}" if lines else type(e).__name__
 
+# %% ../nbs/02_training.ipynb #7c3d3b85
+def tensors_sha256(contents) -> str:  # hex digest
+    "A SHA-256 checksum of every tensor in `contents` (nested dicts and lists), with its place, dtype and shape."
+    sha = hashlib.sha256()
+
+    def visit(obj, place: str):
+        if isinstance(obj, Tensor):
+            sha.update(f"{place} {obj.dtype} {tuple(obj.shape)}".encode())
+            sha.update(obj.detach().cpu().contiguous().reshape(-1).view(torch.uint8).numpy())
+        elif isinstance(obj, dict):
+            for key, value in obj.items():
+                visit(value, f"{place}/{key}")
+        elif isinstance(obj, (list, tuple)):
+            for n, value in enumerate(obj):
+                visit(value, f"{place}/{n}")
+
+    visit(contents, "")
+    return sha.hexdigest()
+
 # %% ../nbs/02_training.ipynb #7eedd5f2
 def write_checkpoint(
     path: str | Path,  # where to write; the parent directory is created
     contents: dict,  # tensors and plain data
 ):
-    "`torch.save` to `path`, atomically: readers find the old file or the new one, never a torn one."
+    "`torch.save` to `path` with a checksum of its tensors, atomically: readers find the old file or the new one, never a torn one."
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
     try:
-        torch.save(contents, tmp)
+        torch.save({**contents, "tensors_sha256": tensors_sha256(contents)}, tmp)
         os.replace(tmp, path)
     except (OSError, RuntimeError) as e:  # torch.save reports a full disk as a RuntimeError
         tmp.unlink(missing_ok=True)
@@ -209,7 +229,7 @@ def save_checkpoint(
 def read_checkpoint(
     path: str | Path,  # a file written by `save_checkpoint`
     map_location: str | torch.device = "cpu",  # where to put the tensors
-    mmap: bool = False,  # map the tensors from the file instead of reading them: cheap when only the plain data is needed
+    mmap: bool = False,  # map the tensors instead of reading them, unchecked: for a look at the plain data only
 ) -> dict:
     "The contents of a checkpoint, loaded without unpickling arbitrary objects."
     path = Path(path)
@@ -218,7 +238,7 @@ def read_checkpoint(
     try:
         with warnings.catch_warnings():  # a pickle that is not PyTorch's makes it warn before it refuses
             warnings.filterwarnings("ignore", "Detected pickle protocol", UserWarning)
-            return torch.load(path, map_location=map_location, weights_only=True, mmap=mmap)
+            contents = torch.load(path, map_location=map_location, weights_only=True, mmap=mmap)
     except pickle.UnpicklingError:  # weights_only found something else than tensors and plain data
         raise ValueError(
             f"Could not read the checkpoint {path}: it holds something other than tensors and plain data (another "
@@ -229,6 +249,13 @@ def read_checkpoint(
             f"Could not read the checkpoint {path} ({_reason(e)}). It may be truncated or not a checkpoint "
             "of this project; an earlier checkpoint of the run may still be intact."
         ) from e
+    recorded = contents.pop("tensors_sha256", None) if isinstance(contents, dict) else None
+    if recorded and not mmap and tensors_sha256(contents) != recorded:  # (checkpoints of older versions record none)
+        raise ValueError(
+            f"{path} is damaged: its tensors do not match the checksum written with them (a disk or copy "
+            "error?). Use another checkpoint of the run, or copy this one again."
+        )
+    return contents
 
 # %% ../nbs/02_training.ipynb #082231e8
 def load_checkpoint(

@@ -235,3 +235,38 @@ def test_a_run_directory_belongs_to_one_run(run: Path, tmp_path: Path):
     )
     too_many = cli("average", str(out), "--last", "2", capture_output=True, text=True)
     clear_error(too_many, 2, "holds 1 weight snapshots")  # the stranger does not count
+
+
+@pytest.mark.parametrize(
+    "tamper, phrase",
+    [
+        (lambda s: s["model"].pop("generator.proj.bias"), "do not fit its configuration"),
+        (lambda s: s["vocabs"]["src"].pop(), "holds vocabularies of"),
+        (lambda s: s["config"].update(d_model=2**30, d_ff=2**30), "do not fit its configuration"),  # nothing allocated
+        (lambda s: s["config"].update(h=7), "configuration that is not valid"),
+        (lambda s: s.update(bpe=b"not a sentencepiece model"), "cannot be loaded"),
+    ],
+)
+def test_a_tampered_checkpoint_is_one_clear_error(run: Path, tmp_path: Path, tamper, phrase: str):
+    from annotated_transformer.training import read_checkpoint, write_checkpoint
+
+    saved = read_checkpoint(run / "last.pt")
+    tamper(saved)
+    write_checkpoint(tmp_path / "tampered.pt", saved)  # loadable: a fresh checksum over the altered contents
+    result = cli("translate", "--checkpoint", str(tmp_path / "tampered.pt"), input=b"Ein Hund.\n", capture_output=True)
+    clear_error(result, 2, phrase)
+
+
+def test_flipped_bytes_in_a_weight_are_caught(run: Path, tmp_path: Path):
+    "64 bytes zeroed inside a weight tensor: the checksum names the file, nothing is translated with it."
+    from annotated_transformer.training import read_checkpoint
+
+    weight = read_checkpoint(run / "last.pt")["model"]["generator.proj.weight"]
+    raw = bytearray((run / "last.pt").read_bytes())
+    at = raw.find(weight.numpy().tobytes())  # where the weight's bytes lie in the file
+    assert at > 0
+    raw[at + 1000 : at + 1064] = bytes(64)
+    (tmp_path / "damaged.pt").write_bytes(raw)
+    result = cli("translate", "--checkpoint", str(tmp_path / "damaged.pt"), input=b"Ein Hund.\n", capture_output=True)
+    clear_error(result, 2, "damaged.pt is damaged")
+    assert result.stdout == b""
