@@ -36,7 +36,7 @@ from annotated_transformer.multi30k import (
     evaluate_pairs,
     train_multi30k,
 )
-from .training import read_checkpoint, write_checkpoint
+from .training import read_checkpoint, write_atomically, write_checkpoint
 from .wmt import WMT14, WMT14_FILES, evaluate_wmt14, train_wmt14
 
 # %% ../nbs/11_cli.ipynb #ee31c5fc
@@ -379,7 +379,8 @@ def run(args: argparse.Namespace):
     elif args.command == "evaluate":
         scores, outputs = _evaluate(args, device)
         if args.hypotheses:
-            Path(args.hypotheses).write_text("\n".join(outputs.hypothesis) + "\n", encoding="utf-8")
+            text = "\n".join(outputs.hypothesis) + "\n"
+            write_atomically(args.hypotheses, lambda tmp: tmp.write_text(text, encoding="utf-8"))
         if args.json:
             print(json.dumps({k: v for k, v in scores.items() if k != "detail"}))
         else:

@@ -19,6 +19,7 @@ import os
 import re
 import tempfile
 import urllib.request
+import zlib
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -257,7 +258,12 @@ def read_lines(
     path = Path(path)
     if expected_sha256:
         verify(path, expected_sha256)
-    data = gzip.decompress(path.read_bytes()) if path.suffix == ".gz" else path.read_bytes()
+    try:
+        data = gzip.decompress(path.read_bytes()) if path.suffix == ".gz" else path.read_bytes()
+    except (gzip.BadGzipFile, EOFError, zlib.error) as e:  # a truncated or damaged archive
+        raise ValueError(
+            f"{path} is not a readable gzip file ({e or type(e).__name__}): fetch or copy it again."
+        ) from None
     raw_lines = data.split(b"\n")
     if raw_lines[-1] == b"":
         raw_lines.pop()  # the final newline

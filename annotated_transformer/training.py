@@ -6,8 +6,8 @@ Docs: https://annotated-transformer.github.io/annotated-transformer/training.htm
 
 # %% auto #0
 __all__ = ['SPECIALS', 'BOS', 'EOS', 'PAD', 'UNK', 'SINGLE', 'Batch', 'rate', 'paper_optimizer', 'LabelSmoothing', 'batch_loss',
-           'TrainState', 'rng_states', 'set_rng_states', 'tensors_sha256', 'write_checkpoint', 'save_checkpoint',
-           'read_checkpoint', 'load_checkpoint', 'Processes', 'train']
+           'TrainState', 'rng_states', 'set_rng_states', 'tensors_sha256', 'write_atomically', 'write_checkpoint',
+           'save_checkpoint', 'read_checkpoint', 'load_checkpoint', 'Processes', 'train']
 
 # %% ../nbs/02_training.ipynb #00c19f82
 import contextlib
@@ -182,16 +182,16 @@ def tensors_sha256(contents) -> str:  # hex digest
     return sha.hexdigest()
 
 # %% ../nbs/02_training.ipynb #7eedd5f2
-def write_checkpoint(
-    path: str | Path,  # where to write; the parent directory is created
-    contents: dict,  # tensors and plain data
+def write_atomically(
+    path: str | Path,  # the file to write; its folder is created
+    write: Callable[[Path], object],  # writes the contents to the path it is given
 ):
-    "`torch.save` to `path` with a checksum of its tensors, atomically: readers find the old file or the new one, never a torn one."
+    "`write` to a temporary file beside `path`, renamed over it: readers find the old file or the new one, never a torn one."
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
     try:
-        torch.save({**contents, "tensors_sha256": tensors_sha256(contents)}, tmp)
+        write(tmp)
         os.replace(tmp, path)
     except (OSError, RuntimeError) as e:  # torch.save reports a full disk as a RuntimeError
         tmp.unlink(missing_ok=True)
@@ -199,6 +199,14 @@ def write_checkpoint(
         raise OSError(
             f"Could not write {path} ({_reason(e)}): is the disk full, or the folder read-only? {kept}."
         ) from e
+
+
+def write_checkpoint(
+    path: str | Path,  # where to write; the parent directory is created
+    contents: dict,  # tensors and plain data
+):
+    "`torch.save` to `path` with a checksum of its tensors, atomically (`write_atomically`)."
+    write_atomically(path, lambda tmp: torch.save({**contents, "tensors_sha256": tensors_sha256(contents)}, tmp))
 
 # %% ../nbs/02_training.ipynb #08cdabb1
 def save_checkpoint(
