@@ -165,22 +165,7 @@ def test_wmt14_recipe_end_to_end(tmp_path: Path, multi30k: Path):
     data, run = tmp_path / "wmt14", tmp_path / "run"
     write_wmt14_stand_in(data, multi30k)
     train = ["train", "wmt14", "--data-dir", str(data), "--out", str(run), "--no-progress"]
-    tiny = [
-        "--N",
-        "1",
-        "--d-model",
-        "32",
-        "--d-ff",
-        "64",
-        "--h",
-        "2",
-        "--bpe-size",
-        "800",
-        "--max-tokens",
-        "1000",
-        "--warmup",
-        "20",
-    ]
+    tiny = "--N 1 --d-model 32 --d-ff 64 --h 2 --bpe-size 800 --max-tokens 1000 --warmup 20".split()
     log = cli(*train, *tiny, "--steps", "20", "--snapshot-minutes", "0.005").stdout
     assert "2 per update" in log and "to 20 updates" in log  # the recipe's accumulation
     log = cli(*train, "--resume", "--steps", "30").stdout  # the run's own recipe, with more steps

@@ -60,25 +60,7 @@ def test_two_processes_train_as_one_accumulating_their_batches(tmp_path: Path):
         torch.testing.assert_close(ranks[0][name], weights, rtol=1e-5, atol=1e-6, msg=name)
 
 
-TINY = [
-    "--N",
-    "1",
-    "--d-model",
-    "32",
-    "--d-ff",
-    "64",
-    "--h",
-    "2",
-    "--max-tokens",
-    "1500",
-    "--warmup",
-    "50",
-    "--factor",
-    "1.0",
-    "--epochs",
-    "1",
-    "--no-progress",
-]
+TINY = "--N 1 --d-model 32 --d-ff 64 --h 2 --max-tokens 1500 --warmup 50 --factor 1.0 --epochs 1 --no-progress".split()
 
 
 def test_an_interrupted_two_process_run_resumes_exactly(tmp_path: Path, multi30k: Path):
