@@ -7,8 +7,12 @@ user reaches through the commands' input and output."""
 
 import hashlib
 import pickle
+import resource
+import shutil
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -270,3 +274,60 @@ def test_flipped_bytes_in_a_weight_are_caught(run: Path, tmp_path: Path):
     result = cli("translate", "--checkpoint", str(tmp_path / "damaged.pt"), input=b"Ein Hund.\n", capture_output=True)
     clear_error(result, 2, "damaged.pt is damaged")
     assert result.stdout == b""
+
+
+def test_a_second_run_in_a_busy_directory_is_refused_and_the_first_finishes(run: Path, tmp_path: Path):
+    "Two runs into one --out: the second stops at once with a clear error; the first trains on and ends well."
+    out, data = tmp_path / "busy", run.parent / "data"
+    args = ["train", "multi30k", "--data-dir", str(data), "--out", str(out), *TINY]
+    first = subprocess.Popen(
+        [sys.executable, "-m", "annotated_transformer.cli", *args, "--epochs", "3"],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 60
+    while not (out / ".lock").exists() or not (out / ".lock").read_text().strip():  # the first holds the directory
+        assert time.monotonic() < deadline and first.poll() is None, first.communicate()
+        time.sleep(0.2)
+    second = cli(*args, "--seed", "1", capture_output=True, text=True)
+    clear_error(second, 2, "Another training run (process")
+    stdout, stderr = first.communicate(timeout=300)
+    assert first.returncode == 0, stderr
+    assert sorted(p.name for p in out.glob("*.pt")) == ["epoch_01.pt", "epoch_02.pt", "epoch_03.pt", "last.pt"]
+
+
+def _file_size_limit(limit: int):
+    "For a child process: files may grow to `limit` bytes, and a longer write fails (EFBIG), as on a full disk."
+
+    def limit_files():
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a failing write, not a killed process
+
+    return limit_files
+
+
+def test_a_write_that_fails_keeps_the_last_checkpoint(run: Path, tmp_path: Path):
+    "Resuming where no file may exceed 100 kB (a checkpoint is larger): one line, the previous last.pt as it was."
+    copy = tmp_path / "run"
+    shutil.copytree(run, copy)
+    before = digest(copy / "last.pt")
+    result = cli(
+        "train",
+        "multi30k",
+        "--data-dir",
+        str(run.parent / "data"),
+        "--out",
+        str(copy),
+        "--resume",
+        "--epochs",
+        "2",
+        "--no-progress",
+        capture_output=True,
+        text=True,
+        preexec_fn=_file_size_limit(100_000),
+    )
+    clear_error(result, 2, "Could not write", "is the disk full")
+    assert digest(copy / "last.pt") == before
+    assert not list(copy.glob("*.tmp"))
