@@ -277,24 +277,35 @@ class EncoderDecoder(nn.Module):
         src_embed: nn.Module,  # source token ids -> (batch, T_src, d_model)
         tgt_embed: nn.Module,  # target token ids -> (batch, T_tgt, d_model)
         generator: Generator,  # decoder output -> log-probabilities
+        config: "TransformerConfig | None" = None,  # what it was built from, when `build_model` built it
     ):
         super().__init__()
         self.encoder, self.decoder, self.generator = encoder, decoder, generator
-        self.src_embed, self.tgt_embed = src_embed, tgt_embed
+        self.src_embed, self.tgt_embed, self.config = src_embed, tgt_embed, config
 
     def encode(
-        self, src: Tensor, src_mask: Tensor
-    ) -> Tensor:  # (batch, T_src), (batch, 1, T_src) -> (batch, T_src, d_model)
+        self,
+        src: Tensor,  # (batch, T_src) token ids
+        src_mask: Tensor,  # (batch, 1, T_src)
+    ) -> Tensor:  # (batch, T_src, d_model)
         return self.encoder(self.src_embed(src), src_mask)
 
     def decode(
-        self, memory: Tensor, src_mask: Tensor, tgt: Tensor, tgt_mask: Tensor
-    ) -> Tensor:  # -> (batch, T_tgt, d_model)
+        self,
+        memory: Tensor,  # (batch, T_src, d_model): the encoder's output
+        src_mask: Tensor,  # (batch, 1, T_src)
+        tgt: Tensor,  # (batch, T_tgt) token ids
+        tgt_mask: Tensor,  # (batch, T_tgt, T_tgt)
+    ) -> Tensor:  # (batch, T_tgt, d_model)
         return self.decoder(self.tgt_embed(tgt), memory, src_mask, tgt_mask)
 
     def forward(
-        self, src: Tensor, tgt: Tensor, src_mask: Tensor, tgt_mask: Tensor
-    ) -> Tensor:  # -> (batch, T_tgt, d_model)
+        self,
+        src: Tensor,  # (batch, T_src) token ids
+        tgt: Tensor,  # (batch, T_tgt) token ids
+        src_mask: Tensor,  # (batch, 1, T_src)
+        tgt_mask: Tensor,  # (batch, T_tgt, T_tgt)
+    ) -> Tensor:  # (batch, T_tgt, d_model)
         return self.decode(self.encode(src, src_mask), src_mask, tgt, tgt_mask)
 
 # %% ../nbs/01_model.ipynb #20b0f998
@@ -348,6 +359,7 @@ def build_model(config: TransformerConfig) -> EncoderDecoder:
         nn.Sequential(Embeddings(c.src_vocab, c.d_model), positions(c.d_model, c.dropout, c.max_len)),
         nn.Sequential(Embeddings(c.tgt_vocab, c.d_model), positions(c.d_model, c.dropout, c.max_len)),
         Generator(c.d_model, c.tgt_vocab),
+        config=c,
     )
     for p in model.parameters():
         if p.dim() > 1:
@@ -355,7 +367,6 @@ def build_model(config: TransformerConfig) -> EncoderDecoder:
     model.generator.proj.weight = model.tgt_embed[0].lut.weight  # §3.4: target embedding = pre-softmax weights
     if c.share_embeddings:
         model.src_embed[0].lut.weight = model.tgt_embed[0].lut.weight  # ... = source embedding
-    model.config = c
     return model
 
 # %% ../nbs/01_model.ipynb #b665e150

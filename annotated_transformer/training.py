@@ -211,7 +211,7 @@ def write_checkpoint(
 # %% ../nbs/02_training.ipynb #08cdabb1
 def save_checkpoint(
     path: str | Path,  # where to write; the parent directory is created
-    model: nn.Module,  # its `config`, if it has one (as `make_model` gives), is saved too
+    model: EncoderDecoder,  # its `config` (`build_model` gives one) is saved too
     optimizer: torch.optim.Optimizer,
     scheduler: torch.optim.lr_scheduler.LRScheduler,
     state: TrainState,
@@ -219,7 +219,7 @@ def save_checkpoint(
     **extra,  # anything else a later reader needs (vocabularies, ...): plain data only
 ):
     "Write everything needed to resume training to `path`, atomically."
-    config = getattr(model, "config", None)
+    config = model.config
     write_checkpoint(
         path,
         dict(
