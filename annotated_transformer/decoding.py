@@ -9,6 +9,7 @@ __all__ = ['TRAINING_STATE', 'StepDecoder', 'length_penalty', 'beam_search', 'Be
            'last_checkpoints', 'average_checkpoints']
 
 # %% ../nbs/07_decoding.ipynb #08deeb07
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -110,9 +111,7 @@ def beam_search(
     _check_vocab(model.generator.proj.out_features, beam)
     batch, device = src.size(0), src.device
     limits = src_mask.sum(-1).view(batch) + max_extra  # (batch,) most output tokens per sentence
-    rows = torch.arange(batch, device=device).repeat_interleave(
-        beam
-    )  # (batch * beam,): row of each hypothesis' sentence
+    rows = torch.arange(batch, device=device).repeat_interleave(beam)  # (batch * beam,): each hypothesis' sentence
     step = StepDecoder(model, model.encode(src, src_mask)[rows], src_mask[rows], incremental)
     ys = torch.full((batch * beam, 1), bos, dtype=src.dtype, device=device)  # (alive * beam, t)
     scores = torch.full((batch, beam), float("-inf"), device=device)
@@ -182,6 +181,10 @@ class BeamSearch:
     def __post_init__(self):
         if self.beam < 1:
             raise ValueError(f"The beam size must be 1 (greedy) or more, not {self.beam}.")
+        if not 0 <= self.alpha < math.inf:  # NaN fails too
+            raise ValueError(f"The length penalty α must be 0 or more, and finite, not {self.alpha}.")
+        if self.max_extra < 0:
+            raise ValueError(f"max_extra must be 0 or more, not {self.max_extra}.")
 
     def __call__(self, model: EncoderDecoder, src: Tensor, src_mask: Tensor) -> Tensor:  # (batch, T) ids from <s>
         return beam_search(model, src, src_mask, self.beam, self.alpha, self.max_extra, self.incremental)[0]

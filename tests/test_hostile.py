@@ -331,3 +331,18 @@ def test_a_write_that_fails_keeps_the_last_checkpoint(run: Path, tmp_path: Path)
     clear_error(result, 2, "Could not write", "is the disk full")
     assert digest(copy / "last.pt") == before
     assert not list(copy.glob("*.tmp"))
+
+
+@pytest.mark.parametrize(
+    "args, phrase",
+    [
+        (["--alpha", "nan"], "length penalty α must be 0 or more, and finite"),
+        (["--alpha", "inf"], "length penalty α must be 0 or more, and finite"),
+        (["--beam", "0"], "beam size must be 1 (greedy) or more"),
+        (["--device", "cuda:7"], "cuda"),
+    ],
+)
+def test_bad_search_values_are_one_line(run: Path, args: list[str], phrase: str):
+    result = cli("translate", "--checkpoint", str(run / "last.pt"), *args, input=b"Ein Hund.\n", capture_output=True)
+    clear_error(result, 2, phrase)
+    assert result.stdout == b""
