@@ -277,7 +277,7 @@ class EncoderDecoder(nn.Module):
         src_embed: nn.Module,  # source token ids -> (batch, T_src, d_model)
         tgt_embed: nn.Module,  # target token ids -> (batch, T_tgt, d_model)
         generator: Generator,  # decoder output -> log-probabilities
-        config: "TransformerConfig | None" = None,  # what it was built from, when `build_model` built it
+        config=None,  # the `TransformerConfig` it was built from, when `build_model` built it
     ):
         super().__init__()
         self.encoder, self.decoder, self.generator = encoder, decoder, generator

@@ -14,6 +14,7 @@ __all__ = ['VOCABULARIES', 'MULTI30K', 'PRECISIONS', 'SNAPSHOT_KINDS', 'RESUMABL
 # %% ../nbs/06_multi30k.ipynb #ba0a7f0a
 import contextlib
 import hashlib
+import json
 import math
 import os
 import time
@@ -312,8 +313,8 @@ RESUMABLE = (
 
 
 def run_files(out: Path) -> list[Path]:
-    "What a run leaves in its directory: `last.pt`, its snapshots, their averages."
-    patterns = ("last.pt", *(f"{k}_*.pt" for k in SNAPSHOT_KINDS), "average_*.pt")
+    "What a run leaves in its directory: `last.pt`, its snapshots, their averages, its metrics."
+    patterns = ("last.pt", *(f"{k}_*.pt" for k in SNAPSHOT_KINDS), "average_*.pt", "metrics.jsonl")
     return sorted(p for pattern in patterns for p in out.glob(pattern))
 
 
@@ -421,6 +422,35 @@ def _snapshot_hooks(
 
     return (lambda st: snapshot(st) if st.epoch == recipe.epochs else None), on_update
 
+# %% ../nbs/06_multi30k.ipynb #badb12e0
+def _metrics_hooks(
+    path: Path,  # the run's metrics.jsonl
+    step: int,  # updates the run's checkpoint holds: lines after it are dropped, since those updates are trained again
+    on_epoch_end: Callable | None,
+    on_update: Callable | None,  # `train`'s hooks, which these wrap
+) -> tuple:  # `train`'s on_epoch_end and on_update
+    "Hooks that also append a JSON line per update and per evaluation to `path`, for anyone watching the run."
+    if path.exists():
+        kept = [line for line in path.read_text().splitlines() if json.loads(line)["step"] <= step]
+        path.write_text("".join(line + "\n" for line in kept))
+
+    def write(row: dict):
+        with open(path, "a") as f:
+            f.write(json.dumps(row) + "\n")
+
+    def wrap(hook: Callable | None, after_update: bool) -> Callable:
+        def run(state: TrainState) -> dict | None:
+            if after_update:
+                write(dict(kind="update", **state.records[-1]))
+            results = hook(state) if hook else None
+            if results is not None:
+                write(dict(kind="evaluation", epoch=state.epoch, step=state.step, **results))
+            return results
+
+        return run
+
+    return wrap(on_epoch_end, False), wrap(on_update, True)
+
 # %% ../nbs/06_multi30k.ipynb #383a363d
 def _check_pairs(pairs: dict[str, list[tuple[str, str]]], saved: dict | None) -> str:  # the pairs' digest
     "Refuse, before any work, empty training or validation data, or other data than a resumed run was trained on."
@@ -497,6 +527,8 @@ def train_translator(
         on_epoch_end, on_update = (
             _snapshot_hooks(out, recipe, model, val_loader, autocast, extra, keep) if main else (None, None)
         )
+        if main:
+            on_epoch_end, on_update = _metrics_hooks(out / "metrics.jsonl", state.step, on_epoch_end, on_update)
         train(
             model,
             _epoch_batches(train_loader),
