@@ -74,9 +74,8 @@ class MultiHeadedAttention(nn.Module):
         if (d_k is None or d_v is None) and d_model % h:
             raise ValueError(f"d_model={d_model} must be divisible by the number of heads h={h}, or give d_k and d_v.")
         self.h, self.d_k, self.d_v = h, d_k or d_model // h, d_v or d_model // h
-        self.w_q, self.w_k = (
-            nn.Linear(d_model, h * self.d_k) for _ in range(2)
-        )  # W_i^Q (W_i^K) of every head, side by side
+        # W_i^Q (and W_i^K) of every head, side by side in one matrix
+        self.w_q, self.w_k = (nn.Linear(d_model, h * self.d_k) for _ in range(2))
         self.w_v, self.w_o = nn.Linear(d_model, h * self.d_v), nn.Linear(h * self.d_v, d_model)
         self.dropout = nn.Dropout(dropout)
         self.fused, self.attn = True, None  # fused: PyTorch's kernel; off: ours, its last weights kept in .attn

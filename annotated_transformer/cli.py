@@ -226,8 +226,9 @@ def _line_problems(translator: Translator, numbered: list[tuple[int, bytes]]) ->
             continue
         if text.strip():
             texts[n] = text
+    numbers = list(texts)
     for i in translator.too_long(translator.encode(list(texts.values()))):
-        problems[list(texts)[i]] = "too long for this model: split it into shorter sentences"
+        problems[numbers[i]] = "too long for this model: split it into shorter sentences"
     return {n: t for n, t in texts.items() if n not in problems}, problems
 
 

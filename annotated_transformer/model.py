@@ -237,9 +237,8 @@ class PositionalEncoding(nn.Module):
         super().__init__()
         self.dropout = nn.Dropout(dropout)
         position = torch.arange(max_len, dtype=torch.float64).unsqueeze(1)  # (max_len, 1)
-        div_term = torch.exp(
-            torch.arange(0, d_model, 2, dtype=torch.float64) * -(math.log(10000.0) / d_model)
-        )  # (d_model/2,)
+        two_i = torch.arange(0, d_model, 2, dtype=torch.float64)  # (d_model/2,) the even dimensions 2i
+        div_term = torch.exp(two_i * -(math.log(10000.0) / d_model))  # (d_model/2,) 1 / 10000^(2i/d_model)
         pe = torch.zeros(max_len, d_model, dtype=torch.float64)
         pe[:, 0::2] = torch.sin(position * div_term)  # PE(pos, 2i)
         pe[:, 1::2] = torch.cos(position * div_term)  # PE(pos, 2i+1)

@@ -8,8 +8,8 @@ Docs: https://annotated-transformer.github.io/annotated-transformer/multi30k.htm
 __all__ = ['VOCABULARIES', 'MULTI30K', 'PRECISIONS', 'SNAPSHOT_KINDS', 'RESUMABLE', 'Search', 'Recipe', 'autocast_dtype',
            'default_device', 'learn_vocabularies', 'vocabulary_data', 'saved_vocabularies', 'ParallelData',
            'prepare_data', 'prepare_multi30k', 'translation_model', 'mean_loss', 'snapshot_files', 'save_weights',
-           'run_files', 'run_recipe', 'hold_run_dir', 'train_translator', 'train_multi30k', 'checked_model',
-           'greedy_search', 'Translator', 'bleu_scores', 'evaluate_pairs', 'evaluate']
+           'run_files', 'run_recipe', 'hold_run_dir', 'pairs_sha256', 'train_translator', 'train_multi30k',
+           'checked_model', 'greedy_search', 'Translator', 'bleu_scores', 'evaluate_pairs', 'evaluate']
 
 # %% ../nbs/06_multi30k.ipynb #ba0a7f0a
 import contextlib
@@ -363,9 +363,8 @@ def hold_run_dir(out: Path):
     with open(out / ".lock", "a+") as lock:
         if fcntl:
             try:
-                fcntl.flock(
-                    lock, fcntl.LOCK_EX | fcntl.LOCK_NB
-                )  # the kernel releases it if the process dies: never stale
+                # the kernel releases the lock when the process ends, however it ends: never stale
+                fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:
                 lock.seek(0)
                 raise FileExistsError(
@@ -452,22 +451,25 @@ def _metrics_hooks(
     return wrap(on_epoch_end, False), wrap(on_update, True)
 
 # %% ../nbs/06_multi30k.ipynb #383a363d
-def _check_pairs(pairs: dict[str, list[tuple[str, str]]], saved: dict | None) -> str:  # the pairs' digest
-    "Refuse, before any work, empty training or validation data, or other data than a resumed run was trained on."
-    for split, split_pairs in pairs.items():
-        if not split_pairs:
-            raise ValueError(f"The {split} split holds no sentence pairs: its files are empty. Check --data-dir.")
+def pairs_sha256(pairs: dict[str, list[tuple[str, str]]]) -> str:  # hex digest
+    "A SHA-256 digest of sentence pairs, by split: the identity of the data a run trains on."
     sha = hashlib.sha256()
     for split in sorted(pairs):
         for src, tgt in pairs[split]:
             sha.update(f"{split}\t{src}\t{tgt}\n".encode())
-    digest = sha.hexdigest()
+    return sha.hexdigest()
+
+
+def _check_pairs(pairs: dict[str, list[tuple[str, str]]], digest: str, saved: dict | None):
+    "Refuse, before any work, empty training or validation data, or other data than a resumed run was trained on."
+    for split, split_pairs in pairs.items():
+        if not split_pairs:
+            raise ValueError(f"The {split} split holds no sentence pairs: its files are empty. Check --data-dir.")
     if saved and saved.get("pairs_sha256", digest) != digest:  # (checkpoints of older versions record none)
         raise ValueError(
             "This run was trained on other sentence pairs than the ones found now: resume it with the "
             "data it was trained on (--data-dir), or start a new run elsewhere."
         )
-    return digest
 
 # %% ../nbs/06_multi30k.ipynb #6c24a145
 def train_translator(
@@ -493,7 +495,8 @@ def train_translator(
         processes.barrier()  # every process has seen `out` as it was, before any writes to it
         torch.manual_seed(recipe.seed)
         pairs = {split: load_split(split, recipe.src_lang, recipe.tgt_lang) for split in ("train", "val")}
-        digest = _check_pairs(pairs, saved)
+        digest = pairs_sha256(pairs)
+        _check_pairs(pairs, digest, saved)
         learned = vocabulary_data(*learn_vocabularies(recipe, pairs["train"])) if main and not saved else None
         data = prepare_data(recipe, pairs, saved or processes.broadcast(learned))  # one vocabulary for all processes
         if not data.splits["train"][0]:

@@ -121,9 +121,8 @@ def batch_loss(
 ) -> Tensor:  # scalar: the summed loss over the batch's target tokens
     "The summed loss of `model` on `batch`."
     out = model(batch.src, batch.tgt, batch.src_mask, batch.tgt_mask)  # (batch, T_tgt, d_model)
-    log_probs = getattr(model, "module", model).generator(
-        out
-    )  # (batch, T_tgt, vocab); `.module`: wrapped for many processes
+    generator = getattr(model, "module", model).generator  # `.module`: the model, when wrapped for many processes
+    log_probs = generator(out)  # (batch, T_tgt, vocab)
     return criterion(log_probs.reshape(-1, log_probs.size(-1)), batch.tgt_y.reshape(-1))  # over (batch * T_tgt) rows
 
 # %% ../nbs/02_training.ipynb #eaaaa5f6

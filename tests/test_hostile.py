@@ -31,6 +31,11 @@ def digest(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
+def digests(run: Path) -> dict[str, str]:
+    "The digest of each checkpoint of a run, by name: what must not change."
+    return {p.name: digest(p) for p in run.glob("*.pt")}
+
+
 def clear_error(result: subprocess.CompletedProcess, status: int, *phrases: str):
     "The command ended with `status` and one line on stderr holding `phrases`, not a traceback."
     err = result.stderr.decode() if isinstance(result.stderr, bytes) else result.stderr
@@ -118,10 +123,10 @@ def test_a_truncated_checkpoint_is_one_clear_error(run: Path, tmp_path: Path):
     ],
 )
 def test_average_refuses_what_would_destroy_a_run(run: Path, args: list[str], phrase: str):
-    before = {p.name: digest(p) for p in run.glob("*.pt")}
+    before = digests(run)
     result = cli("average", str(run), *[a.format(run=run) for a in args], capture_output=True, text=True)
     clear_error(result, 2, phrase)
-    assert {p.name: digest(p) for p in run.glob("*.pt")} == before
+    assert digests(run) == before
 
 
 @pytest.mark.parametrize(
@@ -134,10 +139,10 @@ def test_average_refuses_what_would_destroy_a_run(run: Path, args: list[str], ph
     ],
 )
 def test_bad_training_values_are_one_line_and_touch_nothing(run: Path, args: list[str], phrase: str):
-    before = {p.name: digest(p) for p in run.glob("*.pt")}
+    before = digests(run)
     result = cli("train", "multi30k", "--out", str(run), "--resume", *args, capture_output=True, text=True)
     clear_error(result, 2, phrase)
-    assert {p.name: digest(p) for p in run.glob("*.pt")} == before
+    assert digests(run) == before
 
 
 def test_a_new_run_over_an_old_one_is_refused(run: Path):
