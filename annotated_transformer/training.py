@@ -6,21 +6,14 @@ Docs: https://annotated-transformer.github.io/annotated-transformer/training.htm
 
 # %% auto #0
 __all__ = ['SPECIALS', 'BOS', 'EOS', 'PAD', 'UNK', 'SINGLE', 'Batch', 'rate', 'paper_optimizer', 'LabelSmoothing', 'batch_loss',
-           'TrainState', 'rng_states', 'set_rng_states', 'tensors_sha256', 'write_atomically', 'write_checkpoint',
-           'save_checkpoint', 'read_checkpoint', 'load_checkpoint', 'Processes', 'train']
+           'TrainState', 'Processes', 'Hook', 'train']
 
 # %% ../nbs/02_training.ipynb #00c19f82
 import contextlib
-import hashlib
 import math
-import os
-import pickle
-import random
 import time
-import warnings
-from collections.abc import Callable, Iterable
-from dataclasses import asdict, dataclass, field
-from pathlib import Path
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
 
 import pandas as pd
 import torch
@@ -136,160 +129,7 @@ class TrainState:
     samples: int = 0  # sentence pairs trained on so far, by all processes
     tokens: int = 0  # target tokens trained on so far, by all processes
     records: list[dict] = field(default_factory=list)  # one row per update: the run's history
-    evals: list[dict] = field(default_factory=list)  # what `on_epoch_end` and `on_update` returned, with epoch and step
-
-# %% ../nbs/02_training.ipynb #caf0b548
-def rng_states() -> dict:
-    "The states of Python's and PyTorch's random number generators (CPU and every GPU)."
-    return dict(
-        python=random.getstate(),
-        torch=torch.get_rng_state(),
-        cuda=torch.cuda.get_rng_state_all() if torch.cuda.is_available() else [],
-    )
-
-
-def set_rng_states(states: dict):
-    "Restore generator states saved by `rng_states`."
-    random.setstate(states["python"])
-    torch.set_rng_state(states["torch"])
-    if states["cuda"] and torch.cuda.is_available():
-        torch.cuda.set_rng_state_all(states["cuda"])
-
-# %% ../nbs/02_training.ipynb #6cdee685
-def _reason(e: Exception) -> str:
-    "The first line of an error's message, without PyTorch's advice to load with `weights_only=False`."
-    lines = [line for line in str(e).splitlines() if line.strip() and "weights_only" not in line]
-    return f"{type(e).__name__}: {lines[0].strip()}" if lines else type(e).__name__
-
-# %% ../nbs/02_training.ipynb #7c3d3b85
-def tensors_sha256(contents) -> str:  # hex digest
-    "A SHA-256 checksum of every tensor in `contents` (nested dicts and lists), with its place, dtype and shape."
-    sha = hashlib.sha256()
-
-    def visit(obj, place: str):
-        if isinstance(obj, Tensor):
-            sha.update(f"{place} {obj.dtype} {tuple(obj.shape)}".encode())
-            sha.update(obj.detach().cpu().contiguous().reshape(-1).view(torch.uint8).numpy())
-        elif isinstance(obj, dict):
-            for key, value in obj.items():
-                visit(value, f"{place}/{key}")
-        elif isinstance(obj, (list, tuple)):
-            for n, value in enumerate(obj):
-                visit(value, f"{place}/{n}")
-
-    visit(contents, "")
-    return sha.hexdigest()
-
-# %% ../nbs/02_training.ipynb #7eedd5f2
-def write_atomically(
-    path: str | Path,  # the file to write; its folder is created
-    write: Callable[[Path], object],  # writes the contents to the path it is given
-):
-    "`write` to a temporary file beside `path`, renamed over it: readers find the old file or the new one, never a torn one."
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    try:
-        write(tmp)
-        os.replace(tmp, path)
-    except (OSError, RuntimeError) as e:  # torch.save reports a full disk as a RuntimeError
-        tmp.unlink(missing_ok=True)
-        kept = f"{path.name} is as it was" if path.exists() else "nothing was written"
-        raise OSError(
-            f"Could not write {path} ({_reason(e)}): is the disk full, or the folder read-only? {kept}."
-        ) from e
-
-
-def write_checkpoint(
-    path: str | Path,  # where to write; the parent directory is created
-    contents: dict,  # tensors and plain data
-):
-    "`torch.save` to `path` with a checksum of its tensors, atomically (`write_atomically`)."
-    write_atomically(path, lambda tmp: torch.save({**contents, "tensors_sha256": tensors_sha256(contents)}, tmp))
-
-# %% ../nbs/02_training.ipynb #08cdabb1
-def save_checkpoint(
-    path: str | Path,  # where to write; the parent directory is created
-    model: EncoderDecoder,  # its `config` (`build_model` gives one) is saved too
-    optimizer: torch.optim.Optimizer,
-    scheduler: torch.optim.lr_scheduler.LRScheduler,
-    state: TrainState,
-    rng: dict | list[dict] | None = None,  # generator states: this process's (None), or every process's
-    **extra,  # anything else a later reader needs (vocabularies, ...): plain data only
-):
-    "Write everything needed to resume training to `path`, atomically."
-    config = model.config
-    write_checkpoint(
-        path,
-        dict(
-            model=model.state_dict(),
-            optimizer=optimizer.state_dict(),
-            scheduler=scheduler.state_dict(),
-            train_state=asdict(state),
-            rng=rng_states() if rng is None else rng,
-            config=asdict(config) if config else None,
-            **extra,
-        ),
-    )
-
-# %% ../nbs/02_training.ipynb #690c6019
-def read_checkpoint(
-    path: str | Path,  # a file written by `save_checkpoint`
-    map_location: str | torch.device = "cpu",  # where to put the tensors
-    mmap: bool = False,  # map the tensors instead of reading them, unchecked: for a look at the plain data only
-) -> dict:
-    "The contents of a checkpoint, loaded without unpickling arbitrary objects."
-    path = Path(path)
-    if not path.is_file():
-        raise FileNotFoundError(f"No checkpoint at {path}. Check the path.")
-    try:
-        with warnings.catch_warnings():  # a pickle that is not PyTorch's makes it warn before it refuses
-            warnings.filterwarnings("ignore", "Detected pickle protocol", UserWarning)
-            contents = torch.load(path, map_location=map_location, weights_only=True, mmap=mmap)
-    except pickle.UnpicklingError:  # weights_only found something else than tensors and plain data
-        raise ValueError(
-            f"Could not read the checkpoint {path}: it holds something other than tensors and plain data (another "
-            "kind of file, or a pickle from elsewhere, which could run code if it were loaded), so it is not loaded."
-        ) from None
-    except Exception as e:
-        raise ValueError(
-            f"Could not read the checkpoint {path} ({_reason(e)}). It may be truncated or not a checkpoint "
-            "of this project; an earlier checkpoint of the run may still be intact."
-        ) from e
-    recorded = contents.pop("tensors_sha256", None) if isinstance(contents, dict) else None
-    if recorded and not mmap and tensors_sha256(contents) != recorded:  # (checkpoints of older versions record none)
-        raise ValueError(
-            f"{path} is damaged: its tensors do not match the checksum written with them (a disk or copy "
-            "error?). Use another checkpoint of the run, or copy this one again."
-        )
-    return contents
-
-# %% ../nbs/02_training.ipynb #082231e8
-def load_checkpoint(
-    path: str | Path,  # a file written by `save_checkpoint`
-    model: nn.Module,  # receives the weights
-    optimizer: torch.optim.Optimizer | None = None,  # with the scheduler: resume training, RNG states included
-    scheduler: torch.optim.lr_scheduler.LRScheduler | None = None,
-    map_location: str | torch.device = "cpu",
-    rank: int = 0,
-    world_size: int = 1,  # this process, of how many (distributed training)
-) -> TrainState:  # where the run stopped
-    "Load a checkpoint into `model`, and into `optimizer` and `scheduler` when resuming training."
-    checkpoint = read_checkpoint(path, map_location)
-    model.load_state_dict(checkpoint["model"])
-    if optimizer is not None:
-        rng = checkpoint["rng"]
-        trained_by = len(rng) if isinstance(rng, list) else 1
-        if trained_by != world_size:
-            raise ValueError(
-                f"{path} is from a run of {trained_by} process(es), and this is {world_size}: resume it with "
-                f"{trained_by}, since the batches of an epoch are divided among the processes."
-            )
-        optimizer.load_state_dict(checkpoint["optimizer"])
-        if scheduler is not None:
-            scheduler.load_state_dict(checkpoint["scheduler"])
-        set_rng_states(rng[rank] if isinstance(rng, list) else rng)
-    return TrainState(**checkpoint["train_state"])
+    evals: list[dict] = field(default_factory=list)  # what the hooks returned, with epoch and step
 
 # %% ../nbs/02_training.ipynb #fd411627
 class Processes:
@@ -327,15 +167,54 @@ class Processes:
 SINGLE = Processes()
 
 # %% ../nbs/02_training.ipynb #07d85bcd
-def _record(state: TrainState, loss_sum: float, tokens: int, lr: float, seconds: float, elapsed: float) -> dict:
-    "One row of the training history, for the update just made."
+class Hook:
+    "What a training run calls at its seams, in the order the hooks were given; a dict a method returns is kept in `state.evals`."
+
+    def after_update(self, state: TrainState) -> dict | None:
+        return None  # after every optimizer update
+
+    def after_epoch(self, state: TrainState) -> dict | None:
+        return None  # after every epoch, once `state.epoch` counts it
+
+    def at_end(self, state: TrainState) -> dict | None:
+        return None  # once, when training stops
+
+# %% ../nbs/02_training.ipynb #92b34a63
+def _forward_backward(
+    net: nn.Module, criterion: nn.Module, batch: Batch, accum_iter: int, autocast: torch.dtype | None
+) -> tuple[float, int, int]:  # the summed loss, target tokens and sentence pairs of the batch
+    "One batch forward and backward, its gradient scaled so that `accum_iter` batches add up to their mean."
+    with torch.autocast(batch.src.device.type, dtype=autocast, enabled=autocast is not None):
+        loss = batch_loss(net, criterion, batch)
+    (loss / batch.ntokens / accum_iter).backward()
+    return loss.item(), batch.ntokens, len(batch.src)
+
+
+def _update(
+    optimizer: torch.optim.Optimizer, scheduler: torch.optim.lr_scheduler.LRScheduler, state: TrainState, totals: list
+) -> float:  # the learning rate of the update
+    "Step the optimizer and the schedule, and count the update and its tokens in `state`."
+    lr = optimizer.param_groups[0]["lr"]
+    optimizer.step()
+    optimizer.zero_grad(set_to_none=True)
+    scheduler.step()
+    state.step, state.samples, state.tokens = (
+        state.step + 1,
+        state.samples + int(totals[2]),
+        state.tokens + int(totals[1]),
+    )
+    return lr
+
+
+def _record(state: TrainState, totals: list, lr: float, seconds: float, elapsed: float) -> dict:
+    "One row of the training history, for the update just made, from its summed loss, tokens and pairs."
     return dict(
         step=state.step,
         epoch=state.epoch,
-        loss=loss_sum / max(tokens, 1),
+        loss=totals[0] / max(totals[1], 1),
         lr=lr,
-        tokens=tokens,
-        tokens_per_s=tokens / max(seconds, 1e-9),
+        tokens=int(totals[1]),
+        tokens_per_s=totals[1] / max(seconds, 1e-9),
         elapsed_s=elapsed,
     )
 
@@ -350,36 +229,25 @@ def train(
     steps: int | None = None,  # stop when this many updates are done (at least one of the two must be given)
     state: TrainState | None = None,  # where to start; None for a new run
     accum_iter: int = 1,  # batches per update (gradient accumulation)
-    checkpoint: str | Path | None = None,  # file to save to (after every epoch)
-    checkpoint_every: int = 0,  # also save every this many updates (0: only after epochs)
-    extra: dict | None = None,  # saved in every checkpoint besides the training state (vocabularies, ...)
-    on_epoch_end: Callable[[TrainState], dict | None] | None = None,  # e.g. validation; its dict goes to `state.evals`
-    on_update: Callable[[TrainState], dict | None] | None = None,  # the same, after every update
     autocast: torch.dtype | None = None,  # e.g. torch.bfloat16: mixed precision for the forward pass
-    progress: bool = True,  # show a progress bar
+    hooks: Sequence[Hook] = (),  # validation, metrics, checkpoints: called after updates, after epochs, at the end
     processes: Processes = SINGLE,  # with others (distributed training): they each call `train`
+    progress: bool = True,  # show a progress bar
 ) -> pd.DataFrame:  # one row per update: step, epoch, loss per token, lr, tokens, tokens_per_s, elapsed_s
-    "Train `model` for `epochs` or `steps`, with gradient accumulation, checkpoints and a progress bar."
+    "Train `model` for `epochs` or `steps`, with gradient accumulation, hooks and a progress bar."
     if not (epochs or steps):
         raise ValueError("Say how long to train: give epochs, steps, or both.")
     state = state or TrainState()
     done = lambda: (epochs is not None and state.epoch >= epochs) or (steps is not None and state.step >= steps)
     device, net = next(model.parameters()).device, processes.wrap(model)
-    elapsed0 = state.records[-1]["elapsed_s"] if state.records else 0.0
-    start = last = time.perf_counter()
-    counts = [0.0, 0, 0]  # this process's loss, target tokens and sentence pairs in the update in progress
+    elapsed0, start = (state.records[-1]["elapsed_s"] if state.records else 0.0), time.perf_counter()
+    counts, last = [0.0, 0, 0], start  # this process's loss, target tokens and sentence pairs in the update in progress
 
-    def save():  # every process takes part (its random state is gathered); the main one writes
-        rng = processes.gather(rng_states())
-        if checkpoint and processes.is_main:
-            save_checkpoint(
-                checkpoint, model, optimizer, scheduler, state, rng if len(rng) > 1 else rng[0], **(extra or {})
-            )
-
-    def keep_results(hook):
-        if hook and (results := hook(state)) is not None:
-            state.evals.append(dict(epoch=state.epoch, step=state.step, **results))
-            model.train()
+    def call(seam: str):
+        for hook in hooks:
+            if (results := getattr(hook, seam)(state)) is not None:
+                state.evals.append(dict(epoch=state.epoch, step=state.step, **results))
+        model.train()  # a hook may have evaluated the model
 
     model.train()
     with tqdm(desc="train", unit="batch", disable=not (progress and processes.is_main)) as bar:
@@ -387,40 +255,30 @@ def train(
             for i, batch in enumerate(make_batches(state.epoch)):
                 if i < state.batch_in_epoch:
                     continue  # trained on before this run was resumed
-                batch = batch.to(device)
-                with processes.accumulating(net) if (i + 1) % accum_iter else contextlib.nullcontext():
-                    with torch.autocast(device.type, dtype=autocast, enabled=autocast is not None):
-                        loss = batch_loss(net, criterion, batch)
-                    (loss / batch.ntokens / accum_iter).backward()  # the mean over accumulated batches
-                counts = [counts[0] + loss.item(), counts[1] + batch.ntokens, counts[2] + len(batch.src)]
                 state.batch_in_epoch = i + 1
+                with processes.accumulating(net) if state.batch_in_epoch % accum_iter else contextlib.nullcontext():
+                    counts = [
+                        c + n
+                        for c, n in zip(
+                            counts, _forward_backward(net, criterion, batch.to(device), accum_iter, autocast)
+                        )
+                    ]
                 bar.update()
                 if state.batch_in_epoch % accum_iter:
                     continue
-                lr = optimizer.param_groups[0]["lr"]
-                optimizer.step()
-                optimizer.zero_grad(set_to_none=True)
-                scheduler.step()
                 totals = processes.sum(torch.tensor(counts, dtype=torch.float64)).tolist()  # over the processes
-                loss_sum, tokens, samples = totals[0], int(totals[1]), int(totals[2])
-                state.step, state.samples, state.tokens = state.step + 1, state.samples + samples, state.tokens + tokens
-                now = time.perf_counter()
-                record = _record(state, loss_sum, tokens, lr, now - last, elapsed0 + now - start)
-                state.records.append(record)
-                rates = dict(loss=f"{record['loss']:.3f}", lr=f"{lr:.2e}", tok_s=f"{record['tokens_per_s']:,.0f}")
-                bar.set_postfix(epoch=state.epoch, **rates)
+                lr, now = _update(optimizer, scheduler, state, totals), time.perf_counter()
+                state.records.append(_record(state, totals, lr, now - last, elapsed0 + now - start))
+                bar.set_postfix(epoch=state.epoch, loss=f"{state.records[-1]['loss']:.3f}", lr=f"{lr:.2e}")
                 counts, last = [0.0, 0, 0], now
-                keep_results(on_update)
-                if checkpoint_every and state.step % checkpoint_every == 0:
-                    save()
+                call("after_update")
                 if done():
                     break  # `steps` reached in mid-epoch: the epoch is not over
             else:  # the epoch is over
                 if state.batch_in_epoch == 0:
                     raise ValueError(f"Epoch {state.epoch} has no batches: there is nothing to train on.")
                 optimizer.zero_grad(set_to_none=True)  # an incomplete last accumulation is dropped, not carried over
-                counts = [0.0, 0, 0]
-                state.epoch, state.batch_in_epoch = state.epoch + 1, 0
-                keep_results(on_epoch_end)
-            save()
+                counts, state.epoch, state.batch_in_epoch = [0.0, 0, 0], state.epoch + 1, 0
+                call("after_epoch")
+        call("at_end")
     return pd.DataFrame(state.records)

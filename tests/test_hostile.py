@@ -257,7 +257,7 @@ def test_a_run_directory_belongs_to_one_run(run: Path, tmp_path: Path):
     ],
 )
 def test_a_tampered_checkpoint_is_one_clear_error(run: Path, tmp_path: Path, tamper, phrase: str):
-    from annotated_transformer.training import read_checkpoint, write_checkpoint
+    from annotated_transformer.checkpoints import read_checkpoint, write_checkpoint
 
     saved = read_checkpoint(run / "last.pt")
     tamper(saved)
@@ -268,7 +268,7 @@ def test_a_tampered_checkpoint_is_one_clear_error(run: Path, tmp_path: Path, tam
 
 def test_flipped_bytes_in_a_weight_are_caught(run: Path, tmp_path: Path):
     "64 bytes zeroed inside a weight tensor: the checksum names the file, nothing is translated with it."
-    from annotated_transformer.training import read_checkpoint
+    from annotated_transformer.checkpoints import read_checkpoint
 
     weight = read_checkpoint(run / "last.pt")["model"]["generator.proj.weight"]
     raw = bytearray((run / "last.pt").read_bytes())
