@@ -54,7 +54,7 @@ format: $(VENV)/.dev  ## ruff format, and ruff check's safe fixes, applied to th
 docs: $(VENV)/.dev  ## the website into _docs/: open _docs/index.html, or serve it with python -m http.server -d _docs
 	$(BIN)/python tools/build_docs.py
 
-bench: $(VENV)/.package  ## the performance table of nbs/14_performance.ipynb; options: make bench BENCH_ARGS="--help"
+bench: $(VENV)/.package  ## the performance table of nbs/15_performance.ipynb; options: make bench BENCH_ARGS="--help"
 	$(BIN)/python -c "import sys; from annotated_transformer.bench import main; sys.exit(main(sys.argv[1:]))" $(BENCH_ARGS)
 
 dist: $(VENV)/.dev  ## wheel and sdist into dist/ (built with the setuptools installed, no network needed), then `twine check`
