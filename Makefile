@@ -2,7 +2,7 @@
 #   make demo    set up, train the copy-task model, print examples and its accuracy
 #   make test    the test command: every notebook under nbdev-test, then pytest tests/
 #   make docs    the website, from the notebooks, into _docs/ (offline; no Quarto needed)
-#   make bench   our model against nn.Transformer: training, decoding, padding (a table, saved in runs/bench/)
+#   make bench   our model against nn.Transformer and CTranslate2: training, decoding, serving, padding (runs/bench/)
 #   make lint    ruff check and ruff format --check, over the notebooks, tests/ and tools/
 #   make dist    the wheel and the source distribution, into dist/, checked by twine
 VENV ?= .venv
@@ -25,6 +25,10 @@ $(VENV)/.package: pyproject.toml | $(BIN)/python  # PyTorch, then the package (e
 
 $(VENV)/.dev: $(VENV)/.package  # nbdev, Jupyter, pytest, the charting packages and the website's tools
 	$(BIN)/python -m pip install -q -e ".[dev,docs]"
+	touch $@
+
+$(VENV)/.bench: $(VENV)/.package  # CTranslate2, for the benchmark's serving rows
+	$(BIN)/python -m pip install -q -e ".[ctranslate2]"
 	touch $@
 
 install: $(VENV)/.dev  ## everything needed to run the notebooks and the tests
@@ -54,7 +58,7 @@ format: $(VENV)/.dev  ## ruff format, and ruff check's safe fixes, applied to th
 docs: $(VENV)/.dev  ## the website into _docs/: open _docs/index.html, or serve it with python -m http.server -d _docs
 	$(BIN)/python tools/build_docs.py
 
-bench: $(VENV)/.package  ## the performance table of nbs/15_performance.ipynb; options: make bench BENCH_ARGS="--help"
+bench: $(VENV)/.bench  ## the performance table of nbs/15_performance.ipynb; options: make bench BENCH_ARGS="--help"
 	$(BIN)/python -c "import sys; from annotated_transformer.bench import main; sys.exit(main(sys.argv[1:]))" $(BENCH_ARGS)
 
 dist: $(VENV)/.dev  ## wheel and sdist into dist/ (built with the setuptools installed, no network needed), then `twine check`

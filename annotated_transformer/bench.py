@@ -6,14 +6,16 @@ Docs: https://annotated-transformer.github.io/annotated-transformer/performance.
 
 # %% auto #0
 __all__ = ['MODELS', 'TorchEncoder', 'TorchDecoder', 'torch_transformer', 'load_same_weights', 'training_speed',
-           'measure_training', 'training_flops', 'flops_per_target_token', 'decoding_speeds', 'padding_comparison',
-           'benchmark', 'format_table', 'main']
+           'measure_training', 'training_flops', 'flops_per_target_token', 'decoding_speeds', 'translation_speeds',
+           'padding_comparison', 'benchmark', 'format_table', 'main']
 
 # %% ../nbs/15_performance.ipynb #74199432
 import argparse
+import importlib.util
 import multiprocessing
 import resource
 import statistics
+import tempfile
 import time
 from datetime import date
 from pathlib import Path
@@ -27,6 +29,7 @@ from .cli import report_errors
 from .cpu import FastDropout, keep_freed_memory, use_cpu_speedups
 from .data import PAD, TokenBudgetSampler, batch_loader, load_multi30k
 from .decoding import BeamSearch
+from .export import CT2Translator, export_ctranslate2
 from .model import EncoderDecoder, TransformerConfig, build_model, load_torch_layer
 from .multi30k import MULTI30K, prepare_multi30k
 from .training import Batch, LabelSmoothing, batch_loss, paper_optimizer
@@ -242,6 +245,23 @@ def decoding_speeds(
                 rates[name].append(sentences / (time.perf_counter() - start))
     return {name: statistics.median(r) for name, r in rates.items()}
 
+# %% ../nbs/15_performance.ipynb #0eef0f08
+def translation_speeds(
+    translators: dict[str, Translator],  # by name; `CT2Translator`s among them
+    sentences: list[str],
+    repeats: int = 3,
+) -> dict[str, float]:  # sentences per second of each, the median of its repeats
+    "How fast each translator translates `sentences`, end to end, their timed passes taken in turn."
+    for translator in translators.values():
+        translator.translate(sentences[:50])  # warm-up, untimed
+    rates = {name: [] for name in translators}
+    for _ in range(repeats):
+        for name, translator in translators.items():
+            start = time.perf_counter()
+            translator.translate(sentences)
+            rates[name].append(len(sentences) / (time.perf_counter() - start))
+    return {name: statistics.median(r) for name, r in rates.items()}
+
 # %% ../nbs/15_performance.ipynb #b849eeef
 def padding_comparison(
     src_lengths: list[int],
@@ -292,6 +312,26 @@ def _decoding_rows(checkpoint: Path, data_dir: str | Path | None, device: str, r
         )
     return rows
 
+
+def _serving_rows(
+    checkpoint: Path, data_dir: str | Path | None, device: str, repeats: int, threads: int | None
+) -> list[dict]:
+    ours = Translator.from_checkpoint(checkpoint, torch.device(device), BeamSearch(4))
+    sources = [src for src, _ in load_multi30k("test_2016_flickr", data_dir)]
+    with tempfile.TemporaryDirectory() as tmp:
+        engines = {
+            f"CTranslate2 {q}": CT2Translator(
+                export_ctranslate2(ours, Path(tmp) / q, q if q == "int8" else None),
+                4,
+                device=device,
+                threads=threads or 0,
+            )
+            for q in ("float32", "int8")
+        }
+        rates = translation_speeds({"ours": ours, **engines}, sources, repeats)
+    measurement = f"translating, beam 4: sentences/s ({len(sources)} test sentences)"
+    return [_row(measurement, "ours", rates["ours"], name, rates[name]) for name in engines]
+
 # %% ../nbs/15_performance.ipynb #f3a7a31e
 def benchmark(
     data_dir: str | Path | None = None,  # Multi30k, as `load_multi30k` finds it
@@ -319,6 +359,8 @@ def benchmark(
     rows = [row for name, config in configs.items() for row in _training_rows(name, config, batches, **kw)]
     if checkpoint and Path(checkpoint).exists():
         rows += _decoding_rows(Path(checkpoint), data_dir, device, repeats)
+        if importlib.util.find_spec("ctranslate2"):  # an optional extra
+            rows += _serving_rows(Path(checkpoint), data_dir, device, repeats, threads)
     lengths = [[len(s) for s in side] for side in data.splits["train"]]
     padding = padding_comparison(*lengths, MULTI30K.max_tokens)
     rows.append(

@@ -9,8 +9,7 @@ __all__ = ['VOCABULARIES', 'PRECISIONS', 'RESUMABLE', 'Search', 'PRETRAINED_FORM
            'default_device', 'learn_vocabularies', 'vocabulary_data', 'saved_vocabularies', 'ParallelData',
            'prepare_data', 'translation_model', 'mean_loss', 'run_files', 'run_recipe', 'hold_run_dir', 'Snapshots',
            'Metrics', 'pairs_sha256', 'train_translator', 'checked_model', 'Translator', 'bleu_scores',
-           'evaluate_pairs', 'file_sha256', 'tied_names', 'describe', 'save_pretrained', 'read_pretrained',
-           'model_card']
+           'evaluate_pairs', 'tied_names', 'describe', 'save_pretrained', 'read_pretrained', 'model_card']
 
 # %% ../nbs/08_translation.ipynb #ba0a7f0a
 import contextlib
@@ -57,6 +56,7 @@ from annotated_transformer.data import (
     batch_loader,
     collate,
     encode_pairs,
+    sha256,
     train_bpe,
 )
 from .decoding import greedy_search
@@ -701,15 +701,6 @@ def evaluate_pairs(
 PRETRAINED_FORMAT = "annotated-transformer-model/1"  # config.json's "format": what this version writes and reads
 
 
-def file_sha256(path: Path) -> str:  # hex digest
-    "The SHA-256 checksum of a file's bytes."
-    sha = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            sha.update(block)
-    return sha.hexdigest()
-
-
 def tied_names(state: dict[str, torch.Tensor]) -> dict[str, str]:  # a later name -> the first name of its tensor
     "The names of a state dict that hold a tensor an earlier name holds already (tied weights)."
     first, tied = {}, {}
@@ -747,9 +738,7 @@ def save_pretrained(
     description, bpe = describe(translator, about)
     if bpe:
         write_atomically(out / "bpe.model", lambda p: p.write_bytes(bpe))
-    config = dict(
-        format=PRETRAINED_FORMAT, **description, tied=tied, weights_sha256=file_sha256(out / "model.safetensors")
-    )
+    config = dict(format=PRETRAINED_FORMAT, **description, tied=tied, weights_sha256=sha256(out / "model.safetensors"))
     write_atomically(out / "config.json", lambda p: p.write_text(json.dumps(config, ensure_ascii=False, indent=1)))
     write_atomically(
         out / "README.md", lambda p: p.write_text(model_card(config, sum(p.numel() for p in model.parameters())))
@@ -774,7 +763,7 @@ def read_pretrained(
         found = config.get("format") if isinstance(config, dict) else None
         raise ValueError(f"{path} is a model directory of format {found!r}; this version reads {PRETRAINED_FORMAT!r}.")
     weights = path / "model.safetensors"
-    if not weights.is_file() or file_sha256(weights) != config.get("weights_sha256"):
+    if not weights.is_file() or sha256(weights) != config.get("weights_sha256"):
         raise ValueError(
             f"{weights} is missing or damaged (its checksum is not the one in config.json): copy the directory again."
         )

@@ -15,7 +15,7 @@ copyright = "2026, " + author
 release = annotated_transformer.__version__
 
 extensions = ["myst_nb", "sphinx.ext.autodoc", "sphinx.ext.viewcode", "sphinx-mathjax-offline"]
-exclude_patterns = ["_build"]
+exclude_patterns = ["_build", "_static"]  # _static holds the notebooks for download: files, not pages
 suppress_warnings = ["mystnb.unknown_mime_type"]
 
 # The notebooks keep the outputs of their real runs; the website shows those and executes nothing.
@@ -28,6 +28,7 @@ html_theme = "furo"
 html_title = "The Annotated Transformer"
 html_static_path = ["_static"]
 html_css_files = ["custom.css"]
+html_show_sourcelink = False  # each notebook page links to its notebook instead (download, Colab, GitHub)
 pygments_style = "friendly"
 pygments_dark_style = "monokai"
 

@@ -352,3 +352,58 @@ def test_bad_search_values_are_one_line(run: Path, args: list[str], phrase: str)
     result = cli("translate", "--checkpoint", str(run / "last.pt"), *args, input=b"Ein Hund.\n", capture_output=True)
     clear_error(result, 2, phrase)
     assert result.stdout == b""
+
+
+@pytest.fixture(scope="module")
+def model_dir(run: Path) -> Path:
+    "The tiny run, exported as a model directory."
+    result = cli("export", str(run), "--out", str(run.parent / "model"), capture_output=True)
+    assert result.returncode == 0, result.stderr
+    return run.parent / "model"
+
+
+def _copy(model_dir: Path, tmp_path: Path) -> Path:
+    return Path(shutil.copytree(model_dir, tmp_path / "model"))
+
+
+@pytest.mark.parametrize(
+    "damage, phrase",
+    [
+        (lambda d: (d / "config.json").write_text('{"format": "annotated-transformer-model/1", '), "is not valid JSON"),
+        (lambda d: (d / "config.json").write_text('{"format": "something-else/9"}'), "of format 'something-else/9'"),
+        (
+            lambda d: (d / "model.safetensors").write_bytes((d / "model.safetensors").read_bytes()[:-64]),
+            "missing or damaged",
+        ),
+        (lambda d: (d / "config.json").unlink(), "holds no config.json"),
+    ],
+)
+def test_a_damaged_model_directory_is_one_clear_error(model_dir: Path, tmp_path: Path, damage, phrase: str):
+    damaged = _copy(model_dir, tmp_path)
+    damage(damaged)
+    result = cli("translate", "--model", str(damaged), input=b"Ein Hund.\n", capture_output=True)
+    clear_error(result, 2, phrase)
+    assert result.stdout == b""
+
+
+@pytest.mark.parametrize(
+    "args, phrase",
+    [
+        (["--quantization", "int8"], "Quantization is for --format ctranslate2"),
+        (["--out", "/dev/null/model"], "/dev/null/model"),
+    ],
+)
+def test_export_refuses_what_it_cannot_write(run: Path, tmp_path: Path, args: list[str], phrase: str):
+    result = cli(
+        "export", str(run), *(["--out", str(tmp_path / "x")] if "--out" not in args else []), *args, capture_output=True
+    )
+    clear_error(result, 2, phrase)
+
+
+def test_an_exported_model_translates_as_its_checkpoint(run: Path, model_dir: Path):
+    "The same translations from the checkpoint and from its model directory, with the same search."
+    text = b"Ein Hund rennt.\nZwei Frauen sitzen auf einer Bank.\n"
+    from_checkpoint = cli("translate", "--model", str(run / "last.pt"), input=text, capture_output=True)
+    from_directory = cli("translate", "--model", str(model_dir), input=text, capture_output=True)
+    assert from_checkpoint.returncode == from_directory.returncode == 0, from_directory.stderr
+    assert from_directory.stdout == from_checkpoint.stdout and from_directory.stdout.count(b"\n") == 2

@@ -73,7 +73,7 @@ def browser(tmp_path_factory):
     profile = tmp_path_factory.mktemp("chromium-profile")
     with sync_playwright() as p:
         context = p.chromium.launch_persistent_context(
-            str(profile), executable_path=_chromium(), args=CHROMIUM_FLAGS, viewport={"width": 1280, "height": 900}
+            str(profile), executable_path=_chromium(), args=CHROMIUM_FLAGS, viewport={"width": 1400, "height": 1000}
         )
         yield context
         context.close()
@@ -178,6 +178,24 @@ def _charts(page) -> list[str]:
     return found
 
 
+CLIPPED_LINES = """() => {
+  let clipped = 0, lines = 0;
+  for (const pre of document.querySelectorAll("div.highlight pre")) {
+    const text = pre.innerText.replace(/\\n$/, "").split("\\n");
+    lines += text.length;
+    if (pre.scrollWidth > pre.clientWidth + 1) {  // this block scrolls sideways: count the lines that do not fit
+      const probe = document.createElement("span");
+      probe.textContent = "x".repeat(100);
+      pre.appendChild(probe);
+      const fits = Math.floor(pre.clientWidth / (probe.getBoundingClientRect().width / 100));
+      probe.remove();
+      clipped += text.filter((line) => line.length > fits).length;
+    }
+  }
+  return [clipped, lines];
+}"""
+
+
 def _broken_links(out: Path, base: str, name: str) -> list[str]:
     "Links of page `name` to a file the site lacks, or to an anchor its target page lacks."
     broken = []
@@ -199,7 +217,7 @@ def _broken_links(out: Path, base: str, name: str) -> list[str]:
 def visits(site, browser) -> dict:
     "Every page opened once: its problems (console, requests, math, charts, links), its math and its charts."
     out, base = site
-    found = {"problems": [], "math": {}, "charts": {}}
+    found = {"problems": [], "math": {}, "charts": {}, "code_lines": {}}
 
     def inspect_page(name):
         def check(page, problems):
@@ -212,6 +230,9 @@ def visits(site, browser) -> dict:
             problems.extend(
                 f"cell option shown as code: {line!r}" for line in code.splitlines() if line.startswith("#|")
             )
+            found["code_lines"][name] = page.evaluate(CLIPPED_LINES)
+            if page.evaluate("() => document.documentElement.scrollWidth > window.innerWidth + 1"):
+                problems.append("the page scrolls sideways: something is wider than the window")
             charts = found["charts"][name] = _charts(page)
             problems.extend(c for c in charts if c)
 
@@ -226,6 +247,14 @@ def test_every_page_opens_cleanly_and_its_links_resolve(visits):
     pages = set(visits["math"])
     assert {"index.html", "api.html", "attention.html", "visualization.html", "search.html"} <= pages, pages
     assert not visits["problems"], "\n".join(visits["problems"])
+
+
+def test_code_fits_the_column(visits):
+    "At 1400 px, at most 2% of the code lines need a sideways scroll (long lines wrap in a column that fits 120 characters)."
+    clipped, lines = (sum(counts[i] for counts in visits["code_lines"].values()) for i in (0, 1))
+    worst = sorted(((c, name) for name, (c, _) in visits["code_lines"].items()), reverse=True)[:3]
+    assert lines > 2000, lines
+    assert clipped <= 0.02 * lines, (clipped, lines, worst)
 
 
 def test_math_is_typeset(visits):

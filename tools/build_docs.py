@@ -11,6 +11,7 @@
 """
 
 import argparse
+import ast
 import importlib
 import inspect
 import json
@@ -21,6 +22,7 @@ import sys
 from pathlib import Path
 
 import nbformat
+import tomllib
 import vl_convert
 import yaml
 from nbdev.serve import proc_nbs
@@ -38,6 +40,8 @@ DIRECTIVE = re.compile(r"^#\| *([\w-]+): *(.*)$")
 TAGS = {("echo", "false"): "remove-input", ("output", "false"): "remove-output", ("include", "false"): "remove-cell"}
 API_PAGE = "api"  # the one page this script writes; every other page is a notebook
 CHART_TAG = "chart"  # the cell of every chart gets this tag; the browser test finds the charts by it
+FOLDED_TAG = "hide-input"  # MyST-NB folds such a cell's code under a "Show code" toggle: cells of imports alone
+NOTEBOOKS = "_static/notebooks"  # where the site serves the notebooks for download
 
 
 def process_notebooks():
@@ -80,12 +84,27 @@ def vega_lite_spec(html: str) -> dict | None:
     return spec
 
 
+def only_imports(source: str) -> bool:
+    "Whether a cell's code does nothing but import (the `try: import ... except ImportError` of optional ones too)."
+    try:
+        body = ast.parse(source).body
+    except SyntaxError:
+        return False
+    imports = (ast.Import, ast.ImportFrom)
+    return bool(body) and all(
+        isinstance(node, imports) or (isinstance(node, ast.Try) and all(isinstance(n, imports) for n in node.body))
+        for node in body
+    )
+
+
 def prepare_code_cell(cell):
-    "Quarto cell options as MyST-NB tags; altair charts as SVG."
+    "Quarto cell options as MyST-NB tags; altair charts as SVG; cells of imports folded."
     lines = cell.source.splitlines()
     options = [DIRECTIVE.match(line) for line in lines]
     tags = [TAGS[key] for m in options if m and (key := (m[1], m[2].strip().lower())) in TAGS]
     cell.source = "\n".join(line for line, m in zip(lines, options) if not m).strip()
+    if only_imports(cell.source):
+        tags.append(FOLDED_TAG)
     for output in cell.get("outputs", []):
         spec = vega_lite_spec(output.get("data", {}).get("text/html", ""))
         if spec:
@@ -112,12 +131,33 @@ def symbol_headings(cells: list) -> list:
     return ordered
 
 
+def repository() -> str:
+    "The project's repository on GitHub, as `pyproject.toml` names it: https://github.com/OWNER/NAME."
+    urls = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["urls"]
+    return urls["Repository"].rstrip("/")
+
+
+def notebook_links(notebook: str) -> str:
+    "A line of links for a notebook's page: download it from the site, open it in Colab, read it on GitHub."
+    repo = repository()
+    path = f"blob/main/nbs/{notebook}"
+    colab = f"https://colab.research.google.com/github/{repo.removeprefix('https://github.com/')}/{path}"
+    links = [
+        f'<a href="{NOTEBOOKS}/{notebook}" download>Download the notebook</a>',
+        f'<a href="{colab}">Open in Colab</a>',
+        f'<a href="{repo}/{path}">View on GitHub</a>',
+    ]
+    return '<p class="notebook-links">' + " · ".join(links) + "</p>"
+
+
 def prepare_notebook(path: Path) -> tuple[str, str]:
     "Write `path` as MyST-NB input named after nbdev's output file; return that page's name and title."
     nb = nbformat.read(path, as_version=4)
     meta = front_matter(nb)
     page = Path(meta["output-file"]).stem
     title = [f"# {meta['title']}"] + ([f"{{.lead}}\n{meta['description']}"] if meta.get("description") else [])
+    if page != "index":
+        title.append(notebook_links(path.name))
     nb.cells = [nbformat.v4.new_markdown_cell("\n\n".join(title))] + symbol_headings(nb.cells)
     for cell in nb.cells:
         if cell.cell_type == "markdown":
@@ -264,6 +304,7 @@ def write_sources():
     "`_docs_src/`: Sphinx's settings and assets, the prepared notebooks, the navigation and the API page."
     shutil.rmtree(SRC, ignore_errors=True)
     shutil.copytree(ROOT / "docs", SRC)
+    shutil.copytree(NBS, SRC / NOTEBOOKS, ignore=shutil.ignore_patterns("_*", ".*", "index.ipynb", "runs"))
     pages, modules = [], []
     for notebook in sorted(NBS.glob("[!_.]*.ipynb")):
         page, title = prepare_notebook(PROC / notebook.name)
