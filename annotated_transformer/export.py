@@ -14,9 +14,7 @@ import tempfile
 from itertools import groupby
 from pathlib import Path
 
-import ctranslate2
 import torch
-from ctranslate2.specs import transformer_spec
 from torch import nn
 from tqdm.auto import tqdm
 
@@ -76,8 +74,22 @@ def _positions(encoding: nn.Module, max_len: int):  # (max_len, d_model)
     return _array(pe.weight[:max_len] if isinstance(pe, nn.Embedding) else pe[0, :max_len])
 
 # %% ../nbs/10_export.ipynb #bdaf503f
-def ctranslate2_spec(translator: Translator) -> transformer_spec.TransformerSpec:
+def _ctranslate2():
+    "The ctranslate2 package, imported on first use: it is an optional extra."
+    try:
+        import ctranslate2
+        import ctranslate2.converters
+        import ctranslate2.specs.transformer_spec
+    except ImportError:
+        raise ValueError(
+            'CTranslate2 is not installed here: pip install "annotated-transformer[ctranslate2]".'
+        ) from None
+    return ctranslate2
+
+
+def ctranslate2_spec(translator: Translator):  # a ctranslate2.specs.TransformerSpec
     "The CTranslate2 spec of a translator's model and vocabularies, with the same weights."
+    transformer_spec = _ctranslate2().specs.transformer_spec
     model, c = translator.model, translator.model.config
     if (c.d_k or c.d_model // c.h) * c.h != c.d_model or (c.d_v or c.d_model // c.h) * c.h != c.d_model:
         raise ValueError(f"CTranslate2 needs d_k = d_v = d_model / h; this model has d_k={c.d_k}, d_v={c.d_v}.")
@@ -140,14 +152,6 @@ tokenizer (`spacy.blank(lang)`), or the pieces of `bpe.model`; the model adds th
 QUANTIZATIONS = ("int8", "int8_float32", "int8_float16", "int16", "float16", "bfloat16")  # CTranslate2's
 
 
-class _Converter(ctranslate2.converters.Converter):
-    def __init__(self, translator: Translator):
-        self.translator = translator
-
-    def _load(self):
-        return ctranslate2_spec(self.translator)
-
-
 def export_ctranslate2(
     translator: Translator,
     out: str | Path,  # the directory; created, its files replaced
@@ -158,7 +162,12 @@ def export_ctranslate2(
     if quantization not in (None, *QUANTIZATIONS):
         raise ValueError(f"quantization must be one of {QUANTIZATIONS}, not {quantization!r}.")
     out = Path(out)
-    _Converter(translator).convert(str(out), quantization=quantization, force=True)
+
+    class Converter(_ctranslate2().converters.Converter):  # CTranslate2's checks and writer, our spec
+        def _load(self):
+            return ctranslate2_spec(translator)
+
+    Converter().convert(str(out), quantization=quantization, force=True)
     description, bpe = describe(translator, about)
     if bpe:
         write_atomically(out / "bpe.model", lambda p: p.write_bytes(bpe))
@@ -189,7 +198,7 @@ class CT2Translator(Translator):
         bpe = dict(bpe=(path / "bpe.model").read_bytes()) if config["vocabulary"] == "bpe" else {}
         self.src_tok, self.tgt_tok, self.src_vocab, self.tgt_vocab = saved_vocabularies(dict(config, **bpe))
         self.model, self.max_len, self.beam, self.alpha = None, config["model"]["max_len"], beam, alpha
-        self.engine = ctranslate2.Translator(str(path), device=device, intra_threads=threads)
+        self.engine = _ctranslate2().Translator(str(path), device=device, intra_threads=threads)
 
     def translate(self, sentences: list[str], max_tokens: int = 4000, progress: bool = False) -> list[str]:
         "Translations of `sentences`, in batches of one length each (so that each has our limit), by CTranslate2's search."
