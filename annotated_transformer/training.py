@@ -198,11 +198,9 @@ def _update(
     optimizer.step()
     optimizer.zero_grad(set_to_none=True)
     scheduler.step()
-    state.step, state.samples, state.tokens = (
-        state.step + 1,
-        state.samples + int(totals[2]),
-        state.tokens + int(totals[1]),
-    )
+    state.step += 1
+    state.samples += int(totals[2])
+    state.tokens += int(totals[1])
     return lr
 
 

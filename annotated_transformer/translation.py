@@ -9,7 +9,7 @@ __all__ = ['VOCABULARIES', 'PRECISIONS', 'RESUMABLE', 'Search', 'PRETRAINED_FORM
            'default_device', 'learn_vocabularies', 'vocabulary_data', 'saved_vocabularies', 'ParallelData',
            'prepare_data', 'translation_model', 'mean_loss', 'run_files', 'run_recipe', 'hold_run_dir', 'Snapshots',
            'Metrics', 'pairs_sha256', 'train_translator', 'checked_model', 'Translator', 'bleu_scores',
-           'evaluate_pairs', 'tied_names', 'describe', 'save_pretrained', 'read_pretrained', 'model_card']
+           'evaluate_pairs', 'tied_names', 'model_description', 'save_pretrained', 'read_pretrained', 'model_card']
 
 # %% ../nbs/08_translation.ipynb #ba0a7f0a
 import contextlib
@@ -713,7 +713,7 @@ def tied_names(state: dict[str, torch.Tensor]) -> dict[str, str]:  # a later nam
     return tied
 
 # %% ../nbs/08_translation.ipynb #47f71d49
-def describe(
+def model_description(
     translator: Translator,
     about: dict | None = None,  # where the model came from and what it scored
 ) -> tuple[dict, bytes | None]:  # config.json's description of the model, and the BPE model (None for words)
@@ -735,7 +735,7 @@ def save_pretrained(
     tied = tied_names(state)
     weights = {name: tensor.detach().cpu().contiguous() for name, tensor in state.items() if name not in tied}
     write_atomically(out / "model.safetensors", lambda p: safetensors.torch.save_file(weights, str(p)))
-    description, bpe = describe(translator, about)
+    description, bpe = model_description(translator, about)
     if bpe:
         write_atomically(out / "bpe.model", lambda p: p.write_bytes(bpe))
     config = dict(format=PRETRAINED_FORMAT, **description, tied=tied, weights_sha256=sha256(out / "model.safetensors"))
