@@ -7,7 +7,7 @@ Docs: https://annotated-transformer.github.io/annotated-transformer/performance.
 # %% auto #0
 __all__ = ['MODELS', 'TorchEncoder', 'TorchDecoder', 'torch_transformer', 'load_same_weights', 'training_speed',
            'measure_training', 'training_flops', 'flops_per_target_token', 'decoding_speeds', 'translation_speeds',
-           'padding_comparison', 'benchmark', 'format_table', 'main']
+           'padding_comparison', 'benchmark', 'readable', 'format_table', 'main']
 
 # %% ../nbs/15_performance.ipynb #74199432
 import argparse
@@ -386,9 +386,21 @@ def _device_name(device: str) -> str:
     return f"{cpu[0] if cpu else 'CPU'}, {torch.get_num_threads()} threads"
 
 
+def _figure(v: float) -> str:
+    "A measured figure for reading: large ones as integers, the rest to three digits."
+    return f"{v:,.0f}" if abs(v) >= 100 else f"{v:.3g}"
+
+
+def readable(table: pd.DataFrame) -> pd.DataFrame:
+    "The benchmark's table for reading: one row per measurement, named by it, its figures rounded by `_figure`."
+    return table.set_index("measurement").apply(
+        lambda column: column.map(_figure) if column.dtype.kind == "f" else column
+    )
+
+
 def format_table(table: pd.DataFrame) -> str:
-    "The benchmark's table as aligned text: large figures as integers, the rest to three digits."
-    return table.to_string(index=False, float_format=lambda v: f"{v:,.0f}" if abs(v) >= 100 else f"{v:.3g}")
+    "The benchmark's table as aligned text, as `readable` rounds it."
+    return readable(table).reset_index().to_string(index=False)
 
 # %% ../nbs/15_performance.ipynb #d29e8a31
 def main(argv: list[str] | None = None) -> int:  # the exit status: 2 after an error a user can fix (no data, say)

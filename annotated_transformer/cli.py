@@ -150,6 +150,12 @@ def parser() -> argparse.ArgumentParser:
             help="delete the files of a run already in --out (last.pt, snapshots, averages) and begin anew",
         )
         task.add_argument(
+            "--keep",
+            type=_at_least_one,
+            default=5,
+            help="weight snapshots to keep, the newest, for `average --last` (default: %(default)s)",
+        )
+        task.add_argument(
             "--process-timeout",
             type=float,
             metavar="MINUTES",
@@ -157,13 +163,13 @@ def parser() -> argparse.ArgumentParser:
         )
         _add_recipe_options(task, corpus.recipe, "WMT" if name == "wmt14" else "Multi30k")
 
-    tr = commands.add_parser(
+    tr = _model_command(
+        commands,
         "translate",
         help="translate stdin to stdout",
         description="Translate standard input to standard output, one sentence a line, in batches. "
         "An empty line gives an empty line, so the output stays aligned with the input.",
     )
-    tr.add_argument("--model", "--checkpoint", dest="model", type=Path, required=True, help=MODEL_HELP)
     tr.add_argument("--max-tokens", type=int, default=4000, help="source tokens per batch (default: %(default)s)")
     tr.add_argument("--device", help="default: a GPU if there is one")
     tr.add_argument(
@@ -175,13 +181,13 @@ def parser() -> argparse.ArgumentParser:
     )
     _add_search_options(tr)
 
-    ev = commands.add_parser(
+    ev = _model_command(
+        commands,
         "evaluate",
         help="BLEU of a checkpoint on a test set",
         description="Translate a test set (a split of the corpus, or your own files: --source and --reference) and print "
         "sacreBLEU (with its signature) and, for comparison with older tutorials, BLEU on lowercased tokens.",
     )
-    ev.add_argument("--model", "--checkpoint", dest="model", type=Path, required=True, help=MODEL_HELP)
     ev.add_argument("--corpus", default="multi30k", choices=CORPORA, help="default: %(default)s")
     ev.add_argument(
         "--split",
@@ -239,6 +245,21 @@ def parser() -> argparse.ArgumentParser:
 
 
 MODEL_HELP = "a checkpoint (last.pt, an average), a model directory, or a CTranslate2 directory (both from export)"
+
+
+def _at_least_one(text: str) -> int:
+    "An argument that counts something: a whole number, 1 or more."
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be 1 or more, not {value}")
+    return value
+
+
+def _model_command(commands, name: str, help: str, description: str) -> argparse.ArgumentParser:
+    "A command that runs a trained model, given by --model (or --checkpoint)."
+    command = commands.add_parser(name, help=help, description=description)
+    command.add_argument("--model", "--checkpoint", dest="model", type=Path, required=True, help=MODEL_HELP)
+    return command
 
 # %% ../nbs/14_cli.ipynb #c6687bd4
 def _line_problems(translator: Translator, numbered: list[tuple[int, bytes]]) -> tuple[dict, dict]:
@@ -410,6 +431,7 @@ def run(args: argparse.Namespace):
                 args.data_dir,
                 args.resume,
                 device=device,
+                keep=args.keep,
                 progress=not args.no_progress,
                 processes=processes,
                 start_over=args.start_over,

@@ -7,8 +7,8 @@ Docs: https://annotated-transformer.github.io/annotated-transformer/data.html.md
 # %% auto #0
 __all__ = ['MULTI30K_URL', 'MULTI30K_SPLITS', 'MULTI30K_SHA256', 'MULTI30K_FILES', 'Tokenizer', 'Vocab', 'cache_dir', 'sha256',
            'verify', 'DownloadError', 'download', 'multi30k_ways', 'find_corpus_file', 'multi30k_dir', 'read_lines',
-           'read_parallel', 'load_multi30k', 'encode_pairs', 'train_bpe', 'BPETokenizer', 'TokenBudgetSampler',
-           'padding_fraction', 'collate', 'PairDataset', 'batch_loader']
+           'read_parallel', 'check_split', 'load_multi30k', 'encode_pairs', 'train_bpe', 'BPETokenizer',
+           'TokenBudgetSampler', 'padding_fraction', 'collate', 'PairDataset', 'batch_loader']
 
 # %% ../nbs/07_data.ipynb #83c87288
 import gzip
@@ -316,6 +316,12 @@ def read_parallel(
     return [(s, t) for s, t in zip(src, tgt) if s.strip() and t.strip()]
 
 
+def check_split(split: str, splits, corpus: str):
+    "Refuse a split `corpus` does not have, naming the ones it has."
+    if split not in splits:
+        raise ValueError(f"Unknown {corpus} split {split!r}; choose one of {list(splits)}.")
+
+
 def load_multi30k(
     split: str,  # "train", "val" or "test_2016_flickr"
     data_dir: str | Path | None = None,  # see `multi30k_dir`
@@ -323,8 +329,7 @@ def load_multi30k(
     tgt_lang: str = "en",
 ) -> list[tuple[str, str]]:
     "The (source, target) sentence pairs of a Multi30k split."
-    if split not in MULTI30K_SPLITS:
-        raise ValueError(f"Unknown Multi30k split {split!r}; choose one of {MULTI30K_SPLITS}.")
+    check_split(split, MULTI30K_SPLITS, "Multi30k")
     directory = multi30k_dir(data_dir)
     src, tgt = (find_corpus_file(directory, f"{split}.{lang}") for lang in (src_lang, tgt_lang))
     return read_parallel(src, tgt, MULTI30K_SHA256.get(src.name), MULTI30K_SHA256.get(tgt.name))

@@ -11,6 +11,7 @@ __all__ = ['TIMEOUT_MINUTES', 'ShardedBatches', 'DistributedProcesses', 'init_pr
 import contextlib
 import datetime
 import os
+import pickle
 import socket
 from collections.abc import Callable, Iterator
 
@@ -157,6 +158,17 @@ def _worker(local_rank: int, world_size: int, port: int, fn: Callable, args: tup
         fn(*args, processes=processes, **kwargs)
 
 
+def _importable(fn: Callable) -> bool:
+    "Whether a new process can import `fn`: it pickles, by reference to a module other than __main__."
+    if getattr(fn, "__module__", "__main__") == "__main__":
+        return False
+    try:
+        pickle.dumps(fn)
+    except (pickle.PicklingError, AttributeError, TypeError):  # a lambda, a function defined inside another
+        return False
+    return True
+
+
 def launch(
     world_size: int,  # processes to start on this machine
     fn: Callable,  # importable (defined in a module, not a notebook), taking a `processes` keyword argument
@@ -164,12 +176,10 @@ def launch(
     **kwargs,  # passed to `fn`
 ):
     "Run `fn` in `world_size` new processes that train together, and wait for them."
-    if getattr(fn, "__module__", "__main__") == "__main__" or "<" in getattr(
-        fn, "__qualname__", "<"
-    ):  # <lambda>, <locals>
+    if not _importable(fn):
         raise ValueError(
-            f"{fn.__name__} is defined in __main__ (a notebook or a script), which new processes cannot "
-            "import: define it in a module, or launch the script with torchrun."
+            f"{getattr(fn, '__name__', fn)!r} is defined in __main__ (a notebook or a script) or inside a function, "
+            "where new processes cannot import it: define it in a module, or launch the script with torchrun."
         )
     mp.start_processes(
         _worker, args=(world_size, _free_port(), fn, args, kwargs), nprocs=world_size, start_method="spawn"

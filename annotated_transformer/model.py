@@ -62,6 +62,8 @@ class PositionwiseFeedForward(nn.Module):
 class EncoderLayer(nn.Module):
     "One encoder layer (§3.1): self-attention, then the feed-forward network."
 
+    cross_attention = False  # True in `DecoderLayer`: a third sub-layer, attention over the encoder's output
+
     def __init__(
         self,
         d_model: int,  # model width
@@ -74,8 +76,12 @@ class EncoderLayer(nn.Module):
     ):
         super().__init__()
         self.self_attn = MultiHeadedAttention(h, d_model, dropout, d_k, d_v)
+        if self.cross_attention:
+            self.src_attn = MultiHeadedAttention(h, d_model, dropout, d_k, d_v)
         self.feed_forward = PositionwiseFeedForward(d_model, d_ff, dropout)
-        self.sublayer = nn.ModuleList(SublayerConnection(d_model, dropout, norm_first) for _ in range(2))
+        self.sublayer = nn.ModuleList(
+            SublayerConnection(d_model, dropout, norm_first) for _ in range(3 if self.cross_attention else 2)
+        )
 
     def forward(
         self,
@@ -122,24 +128,10 @@ class Encoder(LayerStack):
         return self.norm(x)
 
 # %% ../nbs/01_model.ipynb #cbbbcd67
-class DecoderLayer(nn.Module):
+class DecoderLayer(EncoderLayer):
     "One decoder layer (§3.1): masked self-attention, attention over the encoder output, feed-forward."
 
-    def __init__(
-        self,
-        d_model: int,  # model width
-        h: int,  # attention heads
-        d_ff: int,  # feed-forward hidden width
-        dropout: float = 0.1,  # P_drop
-        norm_first: bool = False,  # pre-norm instead of the paper's post-norm
-        d_k: int | None = None,
-        d_v: int | None = None,  # each head's widths; None: d_model / h
-    ):
-        super().__init__()
-        self.self_attn = MultiHeadedAttention(h, d_model, dropout, d_k, d_v)
-        self.src_attn = MultiHeadedAttention(h, d_model, dropout, d_k, d_v)
-        self.feed_forward = PositionwiseFeedForward(d_model, d_ff, dropout)
-        self.sublayer = nn.ModuleList(SublayerConnection(d_model, dropout, norm_first) for _ in range(3))
+    cross_attention = True  # built as an encoder layer with the third sub-layer
 
     def forward(
         self,

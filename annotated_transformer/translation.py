@@ -8,7 +8,7 @@ Docs: https://annotated-transformer.github.io/annotated-transformer/translation.
 __all__ = ['VOCABULARIES', 'PRECISIONS', 'RESUMABLE', 'Search', 'PRETRAINED_FORMAT', 'PRETRAINED_USE', 'Recipe', 'autocast_dtype',
            'default_device', 'learn_vocabularies', 'vocabulary_data', 'saved_vocabularies', 'ParallelData',
            'prepare_data', 'translation_model', 'mean_loss', 'run_files', 'run_recipe', 'hold_run_dir', 'Snapshots',
-           'Metrics', 'pairs_sha256', 'train_translator', 'checked_model', 'Translator', 'bleu_scores',
+           'Metrics', 'pairs_sha256', 'train_translator', 'CorpusTrainer', 'checked_model', 'Translator', 'bleu_scores',
            'evaluate_pairs', 'tied_names', 'model_description', 'save_pretrained', 'read_pretrained', 'model_card']
 
 # %% ../nbs/08_translation.ipynb #ba0a7f0a
@@ -522,6 +522,32 @@ def train_translator(
         )
         processes.barrier()  # the main process has written the last checkpoint
         return state
+
+# %% ../nbs/08_translation.ipynb #a659879c
+@dataclass(frozen=True)
+class CorpusTrainer:
+    "`train_translator` for one corpus: its files read by `load` from a `data_dir`, and `default` for a new run."
+
+    load: Callable[
+        [str, str | Path | None, str, str], list[tuple[str, str]]
+    ]  # (split, data_dir, src_lang, tgt_lang) -> pairs, like `load_multi30k`
+    default: Recipe  # a new run's recipe when none is given
+
+    def __call__(
+        self,
+        out: str | Path,  # directory for checkpoints
+        recipe: Recipe | None = None,  # default: `default` for a new run, the run's own when resuming
+        data_dir: str | Path | None = None,  # where the corpus's files are: see its loader
+        resume: bool = False,  # continue the run in `out`
+        **options,  # the rest of `train_translator`'s: keep, device, progress, processes, start_over
+    ) -> TrainState:
+        return train_translator(
+            out,
+            lambda split, src, tgt: self.load(split, data_dir, src, tgt),
+            recipe or (None if resume else self.default),
+            resume,
+            **options,
+        )
 
 # %% ../nbs/08_translation.ipynb #d2658f74
 def checked_model(

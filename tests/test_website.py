@@ -1,9 +1,11 @@
 """The website in a real browser: build it as `make docs` does, serve it, and open every page in headless
 Chromium (Debian's `chromium`, driven by Playwright). A page fails on a console error, a failed or
 off-site request (the site must work offline), or a broken internal link; the math must be typeset,
-every chart visible, and search must find `MultiHeadedAttention`. A failing page's screenshot is saved
-in tests/artifacts/website/ (set WEBSITE_SCREENSHOTS=all to save every page's)."""
+every chart drawn and showing its tooltip on hover, the attention chart's menus must change the map, each
+page must weigh at most 1.5 MB, and search must find `MultiHeadedAttention`. Every page's screenshot, at
+desktop width (1400 px) and at phone width (390 px), is saved in tests/artifacts/website/."""
 
+import gzip
 import importlib
 import inspect
 import json
@@ -25,6 +27,8 @@ from playwright.sync_api import sync_playwright
 
 ROOT = Path(__file__).resolve().parent.parent
 ARTIFACTS = ROOT / "tests" / "artifacts" / "website"
+DESKTOP, PHONE = {"width": 1400, "height": 1000}, {"width": 390, "height": 844}
+MAX_PAGE_BYTES = 1_500_000  # what a page loads, as a web server sends it (compressed, as GitHub Pages does)
 CHROMIUM_FLAGS = [
     "--headless",
     "--no-sandbox",
@@ -73,7 +77,7 @@ def browser(tmp_path_factory):
     profile = tmp_path_factory.mktemp("chromium-profile")
     with sync_playwright() as p:
         context = p.chromium.launch_persistent_context(
-            str(profile), executable_path=_chromium(), args=CHROMIUM_FLAGS, viewport={"width": 1400, "height": 1000}
+            str(profile), executable_path=_chromium(), args=CHROMIUM_FLAGS, viewport=DESKTOP
         )
         yield context
         context.close()
@@ -111,9 +115,12 @@ def _screenshot(page, name: str):
     page.screenshot(path=str(ARTIFACTS / (name.replace("/", "__") + ".png")), full_page=True)
 
 
-def _open(browser, url: str, problems: list[str]):
-    "A new tab at `url`, recording console errors, page errors, failed requests and any request off this site."
+def _open(browser, url: str, problems: list[str], loaded: list[str] | None = None):
+    """A new tab at `url`, recording console errors, page errors, failed requests and any request off this site;
+    the URL of every response in `loaded`."""
     page = browser.new_page()
+    if loaded is not None:
+        page.on("response", lambda resp: loaded.append(resp.url))
     host = urlsplit(url).netloc
     page.route(
         "**/*",
@@ -132,17 +139,22 @@ def _open(browser, url: str, problems: list[str]):
     return page
 
 
-def _check(browser, url: str, name: str, check) -> list[str]:
-    "Open a page, run `check(page, problems)`, and keep a screenshot if anything is wrong."
+def _check(browser, url: str, name: str, check, loaded: list[str] | None = None) -> list[str]:
+    "Open a page, run `check(page, problems)`, and keep its screenshot."
     problems = []
-    page = _open(browser, url, problems)
+    page = _open(browser, url, problems, loaded)
     try:
         check(page, problems)
     finally:
-        if problems or os.environ.get("WEBSITE_SCREENSHOTS") == "all":
-            _screenshot(page, name)
+        _screenshot(page, name)
         page.close()
     return [f"{name}: {p}" for p in problems]
+
+
+def _page_bytes(out: Path, base: str, urls: list[str]) -> int:
+    "What the files behind `urls` weigh, each compressed as a web server sends it."
+    paths = {unquote(urlsplit(u).path[1:]) or "index.html" for u in urls if u.startswith(base)}
+    return sum(len(gzip.compress((out / p).read_bytes(), 6)) for p in paths if (out / p).is_file())
 
 
 def _typeset_math(page) -> dict:
@@ -161,20 +173,46 @@ def _typeset_math(page) -> dict:
     }
 
 
+CHARTS_DRAWN = "() => [...document.querySelectorAll('div.vega-chart')].every(c => c.querySelector('svg.marks'))"
+
+MARK_POINT = """chart => {  // the centre of the chart's first point, else of its first bar or cell, else of any mark
+  const mark = ["symbol", "rect", ""]
+    .map((kind) => chart.querySelector(`svg.marks .role-mark${kind && ".mark-" + kind} path`))
+    .find(Boolean);
+  if (!mark) return null;
+  const box = mark.getBBox();
+  const point = new DOMPoint(box.x + box.width / 2, box.y + box.height / 2).matrixTransform(mark.getScreenCTM());
+  return { x: point.x, y: point.y };
+}"""
+
+
 def _charts(page) -> list[str]:
-    "Each chart on the page, '' when it is right: an SVG image that loaded, has a size, and is visible."
+    """Each chart on the page, '' when it is right: drawn by vega-embed, visible, with a size, and showing a tooltip
+    when the pointer rests on one of its marks."""
+    charts = page.locator("div.cell.tag_chart div.vega-chart")
+    if not charts.count():
+        return []
+    try:
+        page.wait_for_function(CHARTS_DRAWN, timeout=20_000)
+    except PlaywrightTimeout:
+        return ["the charts were not drawn (vega-embed did not run)"]
     found = []
-    images = page.locator("div.cell.tag_chart img")
-    for i in range(images.count()):
-        image = images.nth(i)
-        image.scroll_into_view_if_needed()
-        loaded = image.evaluate("img => img.complete && img.naturalWidth > 0")
-        box = image.bounding_box()
-        found.append(
-            ""
-            if loaded and image.is_visible() and box and box["width"] > 100 and box["height"] > 50
-            else f"chart {i + 1} not visible (loaded: {loaded}, box: {box})"
-        )
+    for i in range(charts.count()):
+        chart = charts.nth(i)
+        chart.scroll_into_view_if_needed()
+        box = chart.locator("svg.marks").bounding_box()
+        if not (chart.is_visible() and box and box["width"] > 100 and box["height"] > 50):
+            found.append(f"chart {i + 1} not visible (box: {box})")
+            continue
+        page.mouse.move(0, 0)
+        point = chart.evaluate(MARK_POINT)
+        if point:
+            page.mouse.move(point["x"], point["y"])
+        try:
+            page.wait_for_selector("#vg-tooltip-element.visible", timeout=3_000)
+            found.append("")
+        except PlaywrightTimeout:
+            found.append(f"chart {i + 1}: no tooltip on hover (at {point})")
     return found
 
 
@@ -217,7 +255,7 @@ def _broken_links(out: Path, base: str, name: str) -> list[str]:
 def visits(site, browser) -> dict:
     "Every page opened once: its problems (console, requests, math, charts, links), its math and its charts."
     out, base = site
-    found = {"problems": [], "math": {}, "charts": {}, "code_lines": {}}
+    found = {"problems": [], "math": {}, "charts": {}, "code_lines": {}, "bytes": {}}
 
     def inspect_page(name):
         def check(page, problems):
@@ -239,7 +277,10 @@ def visits(site, browser) -> dict:
         return check
 
     for name in _pages(out):
-        found["problems"] += _check(browser, base + name, name, inspect_page(name)) + _broken_links(out, base, name)
+        loaded = []
+        found["problems"] += _check(browser, base + name, name, inspect_page(name), loaded)
+        found["problems"] += _broken_links(out, base, name)
+        found["bytes"][name] = _page_bytes(out, base, loaded)
     return found
 
 
@@ -275,11 +316,62 @@ def _saved_charts() -> int:
     return charts
 
 
-def test_every_chart_is_visible(visits):
-    "Each chart the notebooks saved is on the website, loaded and visible."
+def test_every_chart_is_drawn_with_tooltips(visits):
+    "Each chart the notebooks saved is on the website, drawn, visible, and shows its tooltip on hover."
     charts = [chart for page in visits["charts"].values() for chart in page]
     assert not any(charts), [c for c in charts if c]
     assert len(charts) == _saved_charts() > 0, (len(charts), _saved_charts())
+
+
+def test_pages_weigh_at_most_1_5_mb(visits):
+    "Each page with everything it loads (scripts, styles, fonts, charts' data), compressed as a web server sends it."
+    heavy = {name: size for name, size in visits["bytes"].items() if size > MAX_PAGE_BYTES}
+    assert not heavy, heavy
+    assert visits["bytes"]["visualization.html"] > 300_000, visits["bytes"]  # the scripts and the data were counted
+
+
+MAP_FILLS = "chart => [...chart.querySelectorAll('svg.marks .mark-rect path')].map(p => p.getAttribute('fill')).join()"
+AXIS_LABELS = "chart => [...chart.querySelectorAll('svg.marks .role-axis-label text')].map(t => t.textContent).join()"
+
+
+def test_attention_menus_change_the_map(site, browser):
+    "On the visualization page, choosing another kind, layer or head of attention redraws the map it shows."
+    out, base = site
+    changes = {}
+
+    def choose(page, problems):
+        page.wait_for_function(CHARTS_DRAWN, timeout=20_000)
+        chart = page.locator("div.vega-chart", has=page.locator("select")).last
+        before = chart.evaluate(MAP_FILLS), chart.evaluate(AXIS_LABELS)
+        for menu, value in (("layer", "2"), ("head", "3"), ("attention", "2")):
+            select = chart.locator(".vega-bind", has_text=menu).locator("select")
+            select.select_option(value)
+            page.wait_for_timeout(300)
+            after = chart.evaluate(MAP_FILLS), chart.evaluate(AXIS_LABELS)
+            changes[menu] = (after[0] != before[0], after[1] != before[1])
+            before = after
+
+    problems = _check(browser, base + "visualization.html", "visualization-menus", choose)
+    assert not problems, "\n".join(problems)
+    assert changes["layer"][0] and changes["head"][0], changes  # another layer's, another head's weights
+    assert changes["attention"] == (True, True), changes  # the decoder–source map: target tokens down
+
+
+def test_screenshots_at_phone_width(site, browser):
+    "Every page at a phone's width: screenshots to look at, and no page scrolls sideways."
+    out, base = site
+    wide = []
+    for name in _pages(out):
+
+        def phone(page, problems, name=name):
+            page.set_viewport_size(PHONE)
+            page.wait_for_timeout(200)
+            if page.evaluate("() => document.documentElement.scrollWidth > window.innerWidth + 1"):
+                wide.append(name)
+
+        problems = _check(browser, base + name, f"phone/{name}", phone)
+        assert not problems, "\n".join(problems)
+    assert not wide, f"these pages scroll sideways at {PHONE['width']} px: {wide}"
 
 
 def test_search_finds_multiheadedattention(site, browser):

@@ -4,14 +4,16 @@
    hidden cells removed, the title moved into front matter.
 2. This script turns those Quarto-flavoured notebooks into MyST-NB's, in `_docs_src/`: front matter
    becomes the page's title, Quarto callouts become admonitions, Quarto cell options become cell tags,
-   altair charts (HTML that loads Vega from the network) become static SVG through vl-convert. It
-   adds the navigation and writes the API reference page.
+   altair charts (HTML that loads Vega from the network) become charts that vega-embed draws from Vega,
+   Vega-Lite and vega-embed served by the site itself (vl-convert's bundle), with a static SVG (also from
+   vl-convert) for readers without JavaScript. It adds the navigation and writes the API reference page.
 3. Sphinx (MyST-NB, the Furo theme, MathJax served from the site) renders `_docs_src/` into `_docs/`,
    with warnings treated as errors.
 """
 
 import argparse
 import ast
+import html
 import importlib
 import inspect
 import json
@@ -42,6 +44,10 @@ API_PAGE = "api"  # the one page this script writes; every other page is a noteb
 CHART_TAG = "chart"  # the cell of every chart gets this tag; the browser test finds the charts by it
 FOLDED_TAG = "hide-input"  # MyST-NB folds such a cell's code under a "Show code" toggle: cells of imports alone
 NOTEBOOKS = "_static/notebooks"  # where the site serves the notebooks for download
+CHARTS = "_static/charts"  # each chart's static SVG, for readers without JavaScript
+VEGA = "_static/vega.js"  # Vega, Vega-Lite and vega-embed in one file, written from vl-convert's bundle
+INVISIBLE_POINT = {"filled": True, "opacity": 0, "size": 60}  # a line's hover targets: see `hover_targets`
+DRAW_CHARTS = "_static/charts.js"  # draws each chart of a page from its spec (docs/_static/charts.js)
 
 
 def process_notebooks():
@@ -97,20 +103,58 @@ def only_imports(source: str) -> bool:
     )
 
 
-def prepare_code_cell(cell):
-    "Quarto cell options as MyST-NB tags; altair charts as SVG; cells of imports folded."
+def chart_html(spec: dict, fallback: str, first: bool) -> str:
+    """A chart for vega-embed to draw from its spec, which follows it in the page, with its static SVG in `noscript`;
+    the page's first chart also loads the scripts."""
+    scripts = f'<script src="{VEGA}"></script><script src="{DRAW_CHARTS}"></script>' if first else ""
+    title = spec.get("title", "")
+    label = (title if isinstance(title, str) else title.get("text", "")) or "chart"
+    spec_json = json.dumps(spec, separators=(",", ":")).replace("</", "<\\/")  # never ends the script element
+    return (
+        f'{scripts}<div class="vega-chart"><noscript><img src="{fallback}" alt="{html.escape(str(label))}"></noscript></div>'
+        f'<script type="application/json" class="vega-spec">{spec_json}</script>'
+    )
+
+
+def hover_targets(spec):
+    """Every line of a chart gets its points as invisible marks (in place, through nested charts): a tooltip needs a mark
+    under the pointer, and a line is one mark for all its points."""
+    if isinstance(spec, dict):
+        mark = spec.get("mark")
+        if mark == "line" or (isinstance(mark, dict) and mark.get("type") == "line" and not mark.get("point")):
+            spec["mark"] = {**(mark if isinstance(mark, dict) else {"type": "line"}), "point": INVISIBLE_POINT}
+        for value in spec.values():
+            hover_targets(value)
+    elif isinstance(spec, list):
+        for value in spec:
+            hover_targets(value)
+
+
+def prepare_code_cell(cell, page: str, charts: int) -> int:
+    """Quarto cell options as MyST-NB tags; altair charts as interactive charts (`chart_html`), `charts` of them being
+    earlier on the page; cells of imports folded. Returns the number of charts in the cell."""
     lines = cell.source.splitlines()
     options = [DIRECTIVE.match(line) for line in lines]
     tags = [TAGS[key] for m in options if m and (key := (m[1], m[2].strip().lower())) in TAGS]
     cell.source = "\n".join(line for line, m in zip(lines, options) if not m).strip()
     if only_imports(cell.source):
         tags.append(FOLDED_TAG)
+    found = 0
     for output in cell.get("outputs", []):
         spec = vega_lite_spec(output.get("data", {}).get("text/html", ""))
         if spec:
-            output["data"] = {"image/svg+xml": vl_convert.vegalite_to_svg(spec), "text/plain": "<altair chart>"}
+            spec.setdefault("config", {}).setdefault("mark", {}).setdefault("tooltip", True)  # fields on hover
+            hover_targets(spec)
+            fallback = f"{CHARTS}/{page}-{charts + found + 1}.svg"
+            (SRC / fallback).write_text(vl_convert.vegalite_to_svg(spec))
+            output["data"] = {
+                "text/html": chart_html(spec, fallback, first=charts + found == 0),
+                "text/plain": "<chart>",
+            }
+            found += 1
             tags.append(CHART_TAG)
     cell.metadata = {"tags": sorted(set(tags))} if tags else {}
+    return found
 
 
 def symbol_headings(cells: list) -> list:
@@ -159,11 +203,12 @@ def prepare_notebook(path: Path) -> tuple[str, str]:
     if page != "index":
         title.append(notebook_links(path.name))
     nb.cells = [nbformat.v4.new_markdown_cell("\n\n".join(title))] + symbol_headings(nb.cells)
+    charts = 0
     for cell in nb.cells:
         if cell.cell_type == "markdown":
             cell.source = page_links_to_documents(callouts_to_admonitions(cell.source))
         elif cell.cell_type == "code":
-            prepare_code_cell(cell)
+            charts += prepare_code_cell(cell, page, charts)
         if cell.cell_type != "code":
             cell.metadata = {}
     nb.metadata = {"kernelspec": nb.metadata.get("kernelspec", {}), "language_info": {"name": "python"}}
@@ -305,6 +350,9 @@ def write_sources():
     shutil.rmtree(SRC, ignore_errors=True)
     shutil.copytree(ROOT / "docs", SRC)
     shutil.copytree(NBS, SRC / NOTEBOOKS, ignore=shutil.ignore_patterns("_*", ".*", "index.ipynb", "runs"))
+    (SRC / CHARTS).mkdir()
+    # The bundle declares its names at the top level, where they would clash with Sphinx's own (`_`): a function keeps them
+    (SRC / VEGA).write_text(f"(() => {{\n{vl_convert.javascript_bundle()}\n}})();\n")
     pages, modules = [], []
     for notebook in sorted(NBS.glob("[!_.]*.ipynb")):
         page, title = prepare_notebook(PROC / notebook.name)
