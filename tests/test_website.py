@@ -234,6 +234,12 @@ CLIPPED_LINES = """() => {
 }"""
 
 
+NUMBERED_TABLES = """() => [...document.querySelectorAll("table.dataframe")].filter((table) => {
+  const index = [...table.querySelectorAll("tbody tr > th:first-child")].map((th) => th.textContent.trim());
+  return index.length > 0 && index.every((value, i) => value === String(i));
+}).length"""
+
+
 def _broken_links(out: Path, base: str, name: str) -> list[str]:
     "Links of page `name` to a file the site lacks, or to an anchor its target page lacks."
     broken = []
@@ -271,6 +277,8 @@ def visits(site, browser) -> dict:
             found["code_lines"][name] = page.evaluate(CLIPPED_LINES)
             if page.evaluate("() => document.documentElement.scrollWidth > window.innerWidth + 1"):
                 problems.append("the page scrolls sideways: something is wider than the window")
+            if numbered := page.evaluate(NUMBERED_TABLES):
+                problems.append(f"{numbered} table(s) show pandas' row numbers 0, 1, 2, ... as a column")
             charts = found["charts"][name] = _charts(page)
             problems.extend(c for c in charts if c)
 

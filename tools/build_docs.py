@@ -3,7 +3,8 @@
 1. nbdev processes the notebooks for rendering into `_proc/`: `show_doc` cells rendered, exported and
    hidden cells removed, the title moved into front matter.
 2. This script turns those Quarto-flavoured notebooks into MyST-NB's, in `_docs_src/`: front matter
-   becomes the page's title, Quarto callouts become admonitions, Quarto cell options become cell tags,
+   becomes the page's title, Quarto callouts become admonitions, Quarto cell options become cell tags (cells
+   of imports alone and checks that show nothing are folded; pandas' row numbers are dropped from tables),
    altair charts (HTML that loads Vega from the network) become charts that vega-embed draws from Vega,
    Vega-Lite and vega-embed served by the site itself (vl-convert's bundle), with a static SVG (also from
    vl-convert) for readers without JavaScript. It adds the navigation and writes the API reference page.
@@ -42,7 +43,8 @@ DIRECTIVE = re.compile(r"^#\| *([\w-]+): *(.*)$")
 TAGS = {("echo", "false"): "remove-input", ("output", "false"): "remove-output", ("include", "false"): "remove-cell"}
 API_PAGE = "api"  # the one page this script writes; every other page is a notebook
 CHART_TAG = "chart"  # the cell of every chart gets this tag; the browser test finds the charts by it
-FOLDED_TAG = "hide-input"  # MyST-NB folds such a cell's code under a "Show code" toggle: cells of imports alone
+FOLDED_TAG = "hide-input"  # MyST-NB folds such a cell's code under a "Show code" toggle: imports, silent checks
+CHECK = re.compile(r"^\s*(assert\b|test_\w+\()", re.M)  # a line of a cell that proves something (fastcore's test_*)
 NOTEBOOKS = "_static/notebooks"  # where the site serves the notebooks for download
 CHARTS = "_static/charts"  # each chart's static SVG, for readers without JavaScript
 VEGA = "_static/vega.js"  # Vega, Vega-Lite and vega-embed in one file, written from vl-convert's bundle
@@ -130,17 +132,36 @@ def hover_targets(spec):
             hover_targets(value)
 
 
+def without_range_index(html: str) -> str:
+    """A pandas table's HTML without its index column when that index only numbers the rows 0, 1, 2, ...: a reader
+    needs the figures, not pandas' row numbers. Other tables, and other HTML, are returned as they are."""
+    row = r"<tr[^>]*>\s*<th[^>]*>([^<]*)</th>"  # a row that opens with a header cell: an index or a corner
+
+    def table(m: re.Match) -> str:
+        head, body = (re.search(rf"<{part}>(.*?)</{part}>", m[0], re.S) for part in ("thead", "tbody"))
+        corners, index = (re.findall(row, part[1]) if part else [] for part in (head, body))
+        numbered = index == [str(i) for i in range(len(index))] and index
+        if not numbered or not corners or any(corners) or len(corners) != head[1].count("<tr"):
+            return m[0]
+        return re.sub(r"(<tr[^>]*>\s*)<th[^>]*>[^<]*</th>", r"\1", m[0])
+
+    return re.sub(r'<table[^>]*class="dataframe".*?</table>', table, html, flags=re.S)
+
+
 def prepare_code_cell(cell, page: str, charts: int) -> int:
     """Quarto cell options as MyST-NB tags; altair charts as interactive charts (`chart_html`), `charts` of them being
-    earlier on the page; cells of imports folded. Returns the number of charts in the cell."""
+    earlier on the page; cells of imports folded, and checks that show nothing (the reader opens them to see the proof).
+    Returns the number of charts in the cell."""
     lines = cell.source.splitlines()
     options = [DIRECTIVE.match(line) for line in lines]
     tags = [TAGS[key] for m in options if m and (key := (m[1], m[2].strip().lower())) in TAGS]
     cell.source = "\n".join(line for line, m in zip(lines, options) if not m).strip()
-    if only_imports(cell.source):
+    if only_imports(cell.source) or (CHECK.search(cell.source) and not cell.get("outputs")):
         tags.append(FOLDED_TAG)
     found = 0
     for output in cell.get("outputs", []):
+        if "text/html" in output.get("data", {}):
+            output["data"]["text/html"] = without_range_index("".join(output["data"]["text/html"]))
         spec = vega_lite_spec(output.get("data", {}).get("text/html", ""))
         if spec:
             spec.setdefault("config", {}).setdefault("mark", {}).setdefault("tooltip", True)  # fields on hover
