@@ -100,9 +100,17 @@ def _recipe(args: argparse.Namespace, default: Recipe) -> Recipe | None:
 
 
 def _add_search_options(parser: argparse.ArgumentParser):
-    "--beam and --alpha, with the paper's values (§6.1) as defaults."
+    "--beam and --alpha, with the paper's values (§6.1) as defaults, and --no-unk."
     parser.add_argument("--beam", type=int, default=4, help="beam size; 1 is greedy decoding (default: %(default)s)")
     parser.add_argument("--alpha", type=float, default=0.6, help="length penalty α (default: %(default)s)")
+    parser.add_argument(
+        "--no-unk", action="store_true", help="never output <unk>: the best word the vocabulary has instead"
+    )
+
+
+def _open_model(args: argparse.Namespace, device: torch.device | None) -> Translator:
+    "The translator of --model, searching as --beam, --alpha and --no-unk say."
+    return open_translator(args.model, device, args.beam, args.alpha, allow_unk=not args.no_unk)
 
 # %% ../nbs/14_cli.ipynb #d908e42d
 def parser() -> argparse.ArgumentParser:
@@ -363,17 +371,13 @@ def _evaluate(
                 "Score either a split of the corpus (--split) or your own files (both --source and --reference)."
             )
         pairs = read_parallel(args.source, args.reference)
-        scores, outputs = evaluate_pairs(
-            open_translator(args.model, device, args.beam, args.alpha), pairs, progress=True
-        )
+        scores, outputs = evaluate_pairs(_open_model(args, device), pairs, progress=True)
         return dict(split=str(args.source), **scores), outputs
     corpus = CORPORA[args.corpus]
     split = args.split or corpus.test_split
     if split not in corpus.splits:
         raise ValueError(f"{args.corpus} has no split {split!r}; choose one of {corpus.splits}.")
-    return corpus.evaluate(
-        open_translator(args.model, device, args.beam, args.alpha), split, args.data_dir, progress=True
-    )
+    return corpus.evaluate(_open_model(args, device), split, args.data_dir, progress=True)
 
 # %% ../nbs/14_cli.ipynb #d691e0a1
 def _export(args: argparse.Namespace, device: torch.device | None):
@@ -444,7 +448,7 @@ def run(args: argparse.Namespace):
     elif args.command == "average":
         _average(args.checkpoints, args.last, args.out)
     elif args.command == "translate":
-        translator = open_translator(args.model, device, args.beam, args.alpha)
+        translator = _open_model(args, device)
         _translate_stream(translator, sys.stdin.buffer, sys.stdout, args.max_tokens, args.on_error)
     elif args.command == "export":
         _export(args, device)

@@ -16,7 +16,7 @@ from torch import Tensor
 
 from .attention import MultiHeadedAttention, subsequent_mask
 from .model import DecoderLayer, EncoderDecoder
-from .training import BOS, EOS, PAD
+from .training import BOS, EOS, PAD, UNK
 
 # %% ../nbs/03_decoding.ipynb #5452364d
 @torch.no_grad()
@@ -126,6 +126,7 @@ def beam_search(
     bos: int = BOS,
     eos: int = EOS,
     pad: int = PAD,
+    unk: int | None = None,  # a token never output (the vocabulary's <unk>); None: any token may be
 ) -> tuple[Tensor, Tensor]:  # best hypotheses (batch, T) from <s>, padded after </s>; their scores s(Y, X) (batch,)
     "Beam search with a length penalty (§6.1), for a whole batch, dropping sentences as they finish."
     _check_vocab(model.generator.proj.out_features, beam)
@@ -139,6 +140,8 @@ def beam_search(
     alive, finished = torch.arange(batch, device=device), [[] for _ in range(batch)]  # per sentence: (s, tokens)
     for t in range(1, int(limits.max()) + 1):
         logp = step(ys).float().view(len(alive), beam, -1)  # (alive, beam, vocab)
+        if unk is not None:
+            logp[..., unk] = float("-inf")
         at_limit = limits[alive] == t  # (alive,) sentences whose output must end now
         logp[at_limit] = logp[at_limit].masked_fill(torch.arange(logp.size(-1), device=device) != eos, float("-inf"))
         cand, index = (scores.unsqueeze(-1) + logp).view(len(alive), -1).topk(2 * beam, dim=-1)  # (alive, 2 beam)
@@ -202,6 +205,7 @@ class BeamSearch:
     alpha: float = 0.6
     max_extra: int = 50
     incremental: bool = True
+    allow_unk: bool = True  # False: never output <unk>, the best known word instead
 
     def __post_init__(self):
         if self.beam < 1:
@@ -212,4 +216,5 @@ class BeamSearch:
             raise ValueError(f"max_extra must be 0 or more, not {self.max_extra}.")
 
     def __call__(self, model: EncoderDecoder, src: Tensor, src_mask: Tensor) -> Tensor:  # (batch, T) ids from <s>
-        return beam_search(model, src, src_mask, self.beam, self.alpha, self.max_extra, self.incremental)[0]
+        unk = None if self.allow_unk else UNK
+        return beam_search(model, src, src_mask, self.beam, self.alpha, self.max_extra, self.incremental, unk=unk)[0]

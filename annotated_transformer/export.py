@@ -197,6 +197,7 @@ class CT2Translator(Translator):
         alpha: float = 0.6,  # CTranslate2's length penalty: log-probability / length ** alpha
         device: str = "cpu",
         threads: int = 0,  # CPU threads for one translation; 0: CTranslate2's default
+        allow_unk: bool = True,  # False: never output <unk> (CTranslate2's disable_unk), as `BeamSearch`
     ):
         path = Path(path)
         config = (
@@ -207,6 +208,7 @@ class CT2Translator(Translator):
         bpe = dict(bpe=(path / "bpe.model").read_bytes()) if config["vocabulary"] == "bpe" else {}
         self.src_tok, self.tgt_tok, self.src_vocab, self.tgt_vocab = saved_vocabularies(dict(config, **bpe))
         self.model, self.max_len, self.beam, self.alpha = None, config["model"]["max_len"], beam, alpha
+        self.allow_unk = allow_unk
         self.engine = _ctranslate2().Translator(str(path), device=device, intra_threads=threads)
 
     def translate(self, sentences: list[str], max_tokens: int = 4000, progress: bool = False) -> list[str]:
@@ -219,7 +221,11 @@ class CT2Translator(Translator):
             source = [[self.src_vocab.itos[i] for i in ids[j][:-1]] for j in batch]  # CTranslate2 adds the </s>
             limit = len(ids[batch[0]]) + 49  # tokens before the </s>: ours allows input + 50 with the </s>
             results = self.engine.translate_batch(
-                source, beam_size=self.beam, length_penalty=self.alpha, max_decoding_length=limit
+                source,
+                beam_size=self.beam,
+                length_penalty=self.alpha,
+                max_decoding_length=limit,
+                disable_unk=not self.allow_unk,
             )
             for j, result in zip(batch, results):
                 tokens = [t for t in result.hypotheses[0] if t not in DROPPED]
@@ -252,10 +258,11 @@ def open_translator(
     device: torch.device | None = None,
     beam: int = 4,
     alpha: float = 0.6,
+    allow_unk: bool = True,  # False: never output <unk>
 ) -> Translator:
     "A translator for any of the three kinds of saved model, searching with beam `beam` and length penalty `alpha`."
     path = Path(path)
     if (path / "model.bin").is_file():
-        return CT2Translator(path, beam, alpha, device.type if device else "cpu")
+        return CT2Translator(path, beam, alpha, device.type if device else "cpu", allow_unk=allow_unk)
     opener = Translator.from_pretrained if path.is_dir() else Translator.from_checkpoint
-    return opener(path, device, BeamSearch(beam, alpha))
+    return opener(path, device, BeamSearch(beam, alpha, allow_unk=allow_unk))
