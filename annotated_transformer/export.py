@@ -260,7 +260,7 @@ def open_translator(
     alpha: float = 0.6,
     allow_unk: bool = True,  # False: never output <unk>
 ) -> Translator:
-    "A translator for any of the three kinds of saved model, searching with beam `beam` and length penalty `alpha`."
+    "A translator for any of the three kinds of saved model, searching with beam `beam` and length penalty `alpha`, `<unk>` allowed or not."
     path = Path(path)
     if (path / "model.bin").is_file():
         return CT2Translator(path, beam, alpha, device.type if device else "cpu", allow_unk=allow_unk)

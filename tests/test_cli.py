@@ -140,14 +140,13 @@ def test_evaluate_prints_sacrebleu(interrupted_and_resumed: Path, tmp_path: Path
 
 def test_evaluate_no_unk(interrupted_and_resumed: Path, tmp_path: Path, multi30k: Path):
     "--no-unk: the same model's translations without a single <unk>, where without it they have some."
+    checkpoint, split = str(interrupted_and_resumed / "epoch_02.pt"), ["--split", "val", "--data-dir", str(multi30k)]
     unks = {}
-    for flag in ([], ["--no-unk"]):
-        hyps = tmp_path / f"hyps{len(flag)}.txt"
-        checkpoint = str(interrupted_and_resumed / "epoch_02.pt")
-        split = ["--split", "val", "--data-dir", str(multi30k)]
-        cli("evaluate", "--checkpoint", checkpoint, "--beam", "1", *split, "--hypotheses", str(hyps), *flag)
-        unks[bool(flag)] = hyps.read_text(encoding="utf-8").count("<unk>")
-    assert unks[False] > 0 and unks[True] == 0, unks
+    for flags in ([], ["--no-unk"]):
+        hyps = tmp_path / "hyps.txt"
+        cli("evaluate", "--checkpoint", checkpoint, "--beam", "1", *split, "--hypotheses", str(hyps), *flags)
+        unks[" ".join(flags) or "allowed"] = hyps.read_text(encoding="utf-8").count("<unk>")
+    assert unks["allowed"] > 0 and unks["--no-unk"] == 0, unks
 
 
 def test_evaluate_on_your_own_files(interrupted_and_resumed: Path, tmp_path: Path, multi30k: Path):
