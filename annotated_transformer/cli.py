@@ -15,7 +15,7 @@ import os
 import sys
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import TextIO
+from typing import TextIO, get_args
 
 import pandas as pd
 import torch
@@ -80,13 +80,14 @@ def _add_recipe_options(parser: argparse.ArgumentParser, recipe: Recipe, noteboo
     group = parser.add_argument_group(f"recipe (defaults: the {notebook} notebook's)")
     for f in dataclasses.fields(recipe):
         default, flag = getattr(recipe, f.name), "--" + f.name.replace("_", "-")
+        kind = next((t for t in get_args(f.type) if t is not type(None)), f.type)  # float | None: float
         choices = {"precision": PRECISIONS, "vocabulary": VOCABULARIES}.get(f.name)
-        if f.type is bool:  # --name / --no-name
+        if kind is bool:  # --name / --no-name
             group.add_argument(flag, action=argparse.BooleanOptionalAction, dest=f.name, help=f"default: {default}")
         else:
-            metavar = "{" + ",".join(choices) + "}" if choices else f.type.__name__.upper()
+            metavar = "{" + ",".join(choices) + "}" if choices else kind.__name__.upper()
             group.add_argument(
-                flag, type=f.type, dest=f.name, choices=choices, metavar=metavar, help=f"default: {default}"
+                flag, type=kind, dest=f.name, choices=choices, metavar=metavar, help=f"default: {default}"
             )
 
 

@@ -73,12 +73,14 @@ class EncoderLayer(nn.Module):
         norm_first: bool = False,  # pre-norm instead of the paper's post-norm
         d_k: int | None = None,
         d_v: int | None = None,  # each head's widths; None: d_model / h
+        inner_dropout: float | None = None,  # on the attention weights and the feed-forward hidden layer; None: P_drop
     ):
         super().__init__()
-        self.self_attn = MultiHeadedAttention(h, d_model, dropout, d_k, d_v)
+        inner = dropout if inner_dropout is None else inner_dropout
+        self.self_attn = MultiHeadedAttention(h, d_model, inner, d_k, d_v)
         if self.cross_attention:
-            self.src_attn = MultiHeadedAttention(h, d_model, dropout, d_k, d_v)
-        self.feed_forward = PositionwiseFeedForward(d_model, d_ff, dropout)
+            self.src_attn = MultiHeadedAttention(h, d_model, inner, d_k, d_v)
+        self.feed_forward = PositionwiseFeedForward(d_model, d_ff, inner)
         self.sublayer = nn.ModuleList(
             SublayerConnection(d_model, dropout, norm_first) for _ in range(3 if self.cross_attention else 2)
         )
@@ -107,9 +109,12 @@ class LayerStack(nn.Module):
         norm_first: bool = False,  # pre-norm layers, followed by a final layer norm
         d_k: int | None = None,
         d_v: int | None = None,  # each head's widths; None: d_model / h
+        inner_dropout: float | None = None,  # on the attention weights and the feed-forward hidden layer; None: P_drop
     ):
         super().__init__()
-        self.layers = nn.ModuleList(self.layer_type(d_model, h, d_ff, dropout, norm_first, d_k, d_v) for _ in range(N))
+        self.layers = nn.ModuleList(
+            self.layer_type(d_model, h, d_ff, dropout, norm_first, d_k, d_v, inner_dropout) for _ in range(N)
+        )
         self.norm = nn.LayerNorm(d_model) if norm_first else nn.Identity()
 
 # %% ../nbs/01_model.ipynb #a92c3d44
@@ -313,6 +318,7 @@ class TransformerConfig:
     d_k: int | None = None  # query and key width of each head; None: d_model / h = 64 (Table 3 rows A and B vary it)
     d_v: int | None = None  # value width of each head; None: d_model / h
     dropout: float = 0.1  # P_drop
+    inner_dropout: float | None = None  # on the attention weights and the feed-forward hidden layer; None: P_drop
     norm_first: bool = False  # pre-norm instead of the paper's post-norm
     positional: str = "sinusoidal"  # "sinusoidal" (§3.5) or "learned" (Table 3 row E)
     max_len: int = 5000  # longest sequence the positional encoding covers
@@ -345,8 +351,8 @@ def build_model(config: TransformerConfig) -> EncoderDecoder:
     c = config
     positions = PositionalEncoding if c.positional == "sinusoidal" else LearnedPositionalEncoding
     model = EncoderDecoder(
-        Encoder(c.N, c.d_model, c.h, c.d_ff, c.dropout, c.norm_first, c.d_k, c.d_v),
-        Decoder(c.N, c.d_model, c.h, c.d_ff, c.dropout, c.norm_first, c.d_k, c.d_v),
+        Encoder(c.N, c.d_model, c.h, c.d_ff, c.dropout, c.norm_first, c.d_k, c.d_v, c.inner_dropout),
+        Decoder(c.N, c.d_model, c.h, c.d_ff, c.dropout, c.norm_first, c.d_k, c.d_v, c.inner_dropout),
         nn.Sequential(Embeddings(c.src_vocab, c.d_model), positions(c.d_model, c.dropout, c.max_len)),
         nn.Sequential(Embeddings(c.tgt_vocab, c.d_model), positions(c.d_model, c.dropout, c.max_len)),
         Generator(c.d_model, c.tgt_vocab),

@@ -84,7 +84,8 @@ class Recipe:
     d_model: int = 256
     d_ff: int = 1024
     h: int = 8
-    dropout: float = 0.2
+    dropout: float = 0.2  # P_drop (§5.4)
+    inner_dropout: float | None = None  # on the attention weights and the feed-forward hidden layer; None: P_drop
     vocabulary: str = "words"  # "words": spaCy tokens, a vocabulary per language; "bpe": one shared BPE (§5.1)
     min_freq: int = 2  # with "words": rarer training tokens become <unk>
     bpe_size: int = 8000  # with "bpe": pieces in the shared vocabulary
@@ -112,6 +113,7 @@ class Recipe:
             ("d_ff", "at least 1", self.d_ff >= 1),
             ("h", f"at least 1 and a divisor of d_model={self.d_model}", self.h >= 1 and self.d_model % self.h == 0),
             ("dropout", "in [0, 1)", 0 <= self.dropout < 1),
+            ("inner_dropout", "None (P_drop) or in [0, 1)", self.inner_dropout is None or 0 <= self.inner_dropout < 1),
             ("eps_ls", "in [0, 1)", 0 <= self.eps_ls < 1),
             ("min_freq", "at least 1", self.min_freq >= 1),
             ("bpe_size", "at least 8", self.bpe_size >= 8),
@@ -232,6 +234,7 @@ def translation_model(recipe: Recipe, data: ParallelData) -> EncoderDecoder:
             recipe.d_ff,
             recipe.h,
             dropout=recipe.dropout,
+            inner_dropout=recipe.inner_dropout,
             share_embeddings=recipe.vocabulary == "bpe",
         )
     )
