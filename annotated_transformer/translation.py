@@ -8,8 +8,9 @@ Docs: https://annotated-transformer.github.io/annotated-transformer/translation.
 __all__ = ['VOCABULARIES', 'PRECISIONS', 'RESUMABLE', 'Search', 'PRETRAINED_FORMAT', 'PRETRAINED_USE', 'Recipe', 'autocast_dtype',
            'default_device', 'learn_vocabularies', 'vocabulary_data', 'saved_vocabularies', 'ParallelData',
            'prepare_data', 'translation_model', 'mean_loss', 'run_files', 'run_recipe', 'hold_run_dir', 'Snapshots',
-           'Metrics', 'pairs_sha256', 'train_translator', 'CorpusTrainer', 'checked_model', 'Translator', 'bleu_scores',
-           'evaluate_pairs', 'tied_names', 'model_description', 'save_pretrained', 'read_pretrained', 'model_card']
+           'Metrics', 'pairs_sha256', 'recipe_optimizer', 'train_translator', 'CorpusTrainer', 'checked_model',
+           'Translator', 'bleu_scores', 'evaluate_pairs', 'tied_names', 'model_description', 'save_pretrained',
+           'read_pretrained', 'model_card']
 
 # %% ../nbs/08_translation.ipynb #ba0a7f0a
 import contextlib
@@ -70,6 +71,7 @@ from annotated_transformer.training import (
     TrainState,
     batch_loss,
     paper_optimizer,
+    rate,
     train,
 )
 
@@ -96,6 +98,7 @@ class Recipe:
     steps: int = 0  # stop after this many updates (0: no limit)
     factor: float = 0.7  # scales Eq. (3)
     warmup: int = 800
+    cooldown: float = 0  # epochs before the end over which the rate falls linearly to 0 (`recipe_optimizer`)
     eps_ls: float = 0.1
     precision: str = "auto"  # "auto" (bfloat16 where supported), "bf16" or "fp32"
     cpu_speedups: bool = True  # on a CPU, train with the cheaper dropout mask of `use_cpu_speedups`
@@ -124,6 +127,7 @@ class Recipe:
             ("steps", "0 (no limit) or more", self.steps >= 0),
             ("factor", "positive and finite", 0 < self.factor < math.inf),
             ("warmup", "at least 1", self.warmup >= 1),
+            ("cooldown", "0 (none) or more epochs, and finite", 0 <= self.cooldown < math.inf),
             ("snapshot_minutes", "0 (after each epoch), or positive and finite", 0 <= self.snapshot_minutes < math.inf),
         ]:
             if not ok:
@@ -443,6 +447,23 @@ def _check_pairs(pairs: dict[str, list[tuple[str, str]]], digest: str, saved: di
             "data it was trained on (--data-dir), or start a new run elsewhere."
         )
 
+# %% ../nbs/08_translation.ipynb #931acd96
+def recipe_optimizer(
+    model: torch.nn.Module,
+    recipe: Recipe,
+    updates_per_epoch: int,  # batches per epoch // accum
+) -> tuple[torch.optim.Adam, torch.optim.lr_scheduler.LambdaLR]:
+    "`paper_optimizer` for `recipe`: Eq. (3), scaled by `factor`, and with a `cooldown`, falling linearly to 0 at the end."
+    optimizer, scheduler = paper_optimizer(model, recipe.d_model, recipe.factor, recipe.warmup)
+    if not recipe.cooldown:
+        return optimizer, scheduler
+    end = min([n for n in (recipe.epochs * updates_per_epoch, recipe.steps) if n] or [0])  # the run's last update
+    span = max(recipe.cooldown * updates_per_epoch, 1)  # the fall, in updates
+    eq3 = lambda step: rate(step, recipe.d_model, recipe.factor, recipe.warmup)
+    return optimizer, torch.optim.lr_scheduler.LambdaLR(  # in place of Eq. (3)'s own
+        optimizer, lambda step: eq3(step) * min(1.0, max(end - step, 0) / span)
+    )
+
 # %% ../nbs/08_translation.ipynb #6c24a145
 def train_translator(
     out: str | Path,  # directory for checkpoints
@@ -478,7 +499,10 @@ def train_translator(
         model = translation_model(recipe, data).to(device)
         if recipe.cpu_speedups:
             use_cpu_speedups(model)  # nothing changes off the CPU
-        optimizer, scheduler = paper_optimizer(model, recipe.d_model, recipe.factor, recipe.warmup)
+        train_loader = processes.shard(
+            batch_loader(*data.splits["train"], recipe.max_tokens, shuffle=True, seed=recipe.seed)
+        )
+        optimizer, scheduler = recipe_optimizer(model, recipe, len(train_loader) // recipe.accum)
         state = (
             load_checkpoint(out / "last.pt", model, optimizer, scheduler, device, processes.rank, processes.world_size)
             if saved
@@ -486,9 +510,6 @@ def train_translator(
         )
         autocast = autocast_dtype(recipe.precision, device)
         extra = dict(recipe=asdict(recipe), run_id=run_id, pairs_sha256=digest, **data.checkpoint_data())
-        train_loader = processes.shard(
-            batch_loader(*data.splits["train"], recipe.max_tokens, shuffle=True, seed=recipe.seed)
-        )
         val_loader = batch_loader(*data.splits["val"], recipe.max_tokens, shuffle=False)
         until = " or ".join(f"{n:,} {unit}" for n, unit in ((recipe.epochs, "epochs"), (recipe.steps, "updates")) if n)
         if main:
