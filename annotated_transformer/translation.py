@@ -8,9 +8,9 @@ Docs: https://annotated-transformer.github.io/annotated-transformer/translation.
 __all__ = ['VOCABULARIES', 'PRECISIONS', 'RESUMABLE', 'Search', 'PRETRAINED_FORMAT', 'PRETRAINED_USE', 'Recipe', 'autocast_dtype',
            'default_device', 'learn_vocabularies', 'vocabulary_data', 'saved_vocabularies', 'ParallelData',
            'prepare_data', 'translation_model', 'mean_loss', 'run_files', 'run_recipe', 'hold_run_dir', 'Snapshots',
-           'Metrics', 'pairs_sha256', 'recipe_optimizer', 'train_translator', 'CorpusTrainer', 'checked_model',
-           'Translator', 'bleu_scores', 'evaluate_pairs', 'tied_names', 'model_description', 'save_pretrained',
-           'read_pretrained', 'model_card']
+           'Metrics', 'pairs_sha256', 'recipe_optimizer', 'learning_rates', 'train_translator', 'CorpusTrainer',
+           'checked_model', 'Translator', 'bleu_scores', 'evaluate_pairs', 'tied_names', 'model_description',
+           'save_pretrained', 'read_pretrained', 'model_card']
 
 # %% ../nbs/08_translation.ipynb #ba0a7f0a
 import contextlib
@@ -463,6 +463,21 @@ def recipe_optimizer(
     return optimizer, torch.optim.lr_scheduler.LambdaLR(  # in place of Eq. (3)'s own
         optimizer, lambda step: eq3(step) * min(1.0, max(end - step, 0) / span)
     )
+
+# %% ../nbs/08_translation.ipynb #282e98e9
+def learning_rates(
+    recipe: Recipe,
+    updates_per_epoch: int,  # batches per epoch // accum
+    updates: int,  # how many to report, from the first
+) -> list[float]:
+    "The learning rate of each update of a run of `recipe`, as `recipe_optimizer` sets it."
+    optimizer, scheduler = recipe_optimizer(torch.nn.Linear(1, 1), recipe, updates_per_epoch)
+    rates = []
+    for _ in range(updates):
+        rates.append(optimizer.param_groups[0]["lr"])
+        optimizer.step()  # no gradients: nothing moves
+        scheduler.step()
+    return rates
 
 # %% ../nbs/08_translation.ipynb #6c24a145
 def train_translator(
