@@ -225,6 +225,7 @@ def train(
     scheduler: torch.optim.lr_scheduler.LRScheduler,  # stepped once per update
     epochs: int | None = None,  # stop when this many epochs are done
     steps: int | None = None,  # stop when this many updates are done (at least one of the two must be given)
+    minutes: float | None = None,  # also stop at an epoch's end when one more epoch would end past this training time
     state: TrainState | None = None,  # where to start; None for a new run
     accum_iter: int = 1,  # batches per update (gradient accumulation)
     autocast: torch.dtype | None = None,  # e.g. torch.bfloat16: mixed precision for the forward pass
@@ -232,13 +233,23 @@ def train(
     processes: Processes = SINGLE,  # with others (distributed training): they each call `train`
     progress: bool = True,  # show a progress bar
 ) -> pd.DataFrame:  # one row per update: step, epoch, loss per token, lr, tokens, tokens_per_s, elapsed_s
-    "Train `model` for `epochs` or `steps`, with gradient accumulation, hooks and a progress bar."
+    "Train `model` for `epochs` or `steps` (fewer epochs if `minutes` say so), with gradient accumulation, hooks and a progress bar."
     if not (epochs or steps):
         raise ValueError("Say how long to train: give epochs, steps, or both.")
     state = state or TrainState()
-    done = lambda: (epochs is not None and state.epoch >= epochs) or (steps is not None and state.step >= steps)
     device, net = next(model.parameters()).device, processes.wrap(model)
     elapsed0, start = (state.records[-1]["elapsed_s"] if state.records else 0.0), time.perf_counter()
+
+    def out_of_time() -> (
+        bool
+    ):  # at an epoch's end: would one more, as long as the mean epoch so far, end past `minutes`?
+        if not (minutes and state.epoch and state.batch_in_epoch == 0):
+            return False
+        mean = (elapsed0 + time.perf_counter() - start) / state.epoch
+        return processes.broadcast(mean * (state.epoch + 1) > minutes * 60)  # the main process's clock decides for all
+
+    over = out_of_time()
+    done = lambda: (epochs is not None and state.epoch >= epochs) or (steps is not None and state.step >= steps) or over
     counts, last = [0.0, 0, 0], start  # this process's loss, target tokens and sentence pairs in the update in progress
 
     def call(seam: str):
@@ -278,5 +289,6 @@ def train(
                 optimizer.zero_grad(set_to_none=True)  # an incomplete last accumulation is dropped, not carried over
                 counts, state.epoch, state.batch_in_epoch = [0.0, 0, 0], state.epoch + 1, 0
                 call("after_epoch")
+                over = out_of_time()
         call("at_end")
     return pd.DataFrame(state.records)

@@ -96,6 +96,7 @@ class Recipe:
     accum: int = 1  # batches per update: an update sees up to max_tokens × accum tokens per side
     epochs: int = 20  # stop after this many epochs (0: no limit)
     steps: int = 0  # stop after this many updates (0: no limit)
+    minutes: float = 0  # stop sooner, at an epoch's end, if one more would end past this training time (0: no limit)
     factor: float = 0.7  # scales Eq. (3)
     warmup: int = 800
     cooldown: float = 0  # epochs before the end over which the rate falls linearly to 0 (`recipe_optimizer`)
@@ -125,6 +126,7 @@ class Recipe:
             ("accum", "at least 1 (batches per update)", self.accum >= 1),
             ("epochs", "0 (no limit) or more", self.epochs >= 0),
             ("steps", "0 (no limit) or more", self.steps >= 0),
+            ("minutes", "0 (no limit) or more, and finite", 0 <= self.minutes < math.inf),
             ("factor", "positive and finite", 0 < self.factor < math.inf),
             ("warmup", "at least 1", self.warmup >= 1),
             ("cooldown", "0 (none) or more epochs, and finite", 0 <= self.cooldown < math.inf),
@@ -275,6 +277,7 @@ def _epoch_batches(loader: torch.utils.data.DataLoader):
 RESUMABLE = (
     "epochs",
     "steps",
+    "minutes",
     "snapshot_minutes",
 )  # what a resumed run may change: how long it trains, how often it keeps weights
 
@@ -361,6 +364,9 @@ class Snapshots(Hook):
         self.out, self.recipe, self.model, self.val_loader, self.autocast = out, recipe, model, val_loader, autocast
         self.extra, self.keep, self.kind = extra, keep, "step" if recipe.snapshot_minutes else "epoch"
 
+    def snapshot_path(self, st: TrainState) -> Path:
+        return self.out / (f"epoch_{st.epoch:02d}.pt" if self.kind == "epoch" else f"step_{st.step:07d}.pt")
+
     def take(self, st: TrainState) -> dict:
         since = st.evals[-1]["step"] if st.evals else 0
         recent = [r for r in st.records if r["step"] > since]
@@ -370,21 +376,24 @@ class Snapshots(Hook):
         print(
             f"{where}  train loss {train_loss:.3f}  val loss {val_loss:.3f}  val ppl {math.exp(val_loss):6.2f}  {elapsed / 60:5.1f} min"
         )
-        name = f"epoch_{st.epoch:02d}.pt" if self.kind == "epoch" else f"step_{st.step:07d}.pt"
-        save_weights(self.out / name, self.model, step=st.step, **self.extra)
+        save_weights(self.snapshot_path(st), self.model, step=st.step, **self.extra)
         for old in snapshot_files(self.out, self.kind)[: -self.keep]:
             old.unlink()
         return dict(train_loss=train_loss, val_loss=val_loss, elapsed_s=elapsed)
 
-    def after_epoch(self, st: TrainState) -> dict | None:  # every epoch, or the last one when on an interval
-        return self.take(st) if self.kind == "epoch" or st.epoch == self.recipe.epochs else None
+    def after_epoch(self, st: TrainState) -> dict | None:  # every epoch, unless on an interval
+        return self.take(st) if self.kind == "epoch" else None
+
+    def at_end(self, st: TrainState) -> dict | None:  # on an interval, the last weights too, whatever ended the run
+        missing = self.kind == "step" and st.step and not self.snapshot_path(st).exists()
+        return self.take(st) if missing else None
 
     def after_update(self, st: TrainState) -> dict | None:  # each time training time passes a multiple of the interval
         if self.kind == "epoch":
             return None
         interval, times = self.recipe.snapshot_minutes * 60, [r["elapsed_s"] for r in st.records[-2:]]
         crossed = times[-1] // interval > (times[0] // interval if len(times) == 2 else 0)
-        return self.take(st) if crossed or st.step == self.recipe.steps else None
+        return self.take(st) if crossed else None
 
 # %% ../nbs/08_translation.ipynb #badb12e0
 class Metrics(Hook):
@@ -415,6 +424,7 @@ class Metrics(Hook):
                     self.board.add_scalar(f"{row['kind']}/{name}", value, row["step"])
 
     def at_end(self, st: TrainState):
+        self.after_epoch(st)  # an evaluation made at the end
         if self.board:
             self.board.close()
 
@@ -526,7 +536,8 @@ def train_translator(
         autocast = autocast_dtype(recipe.precision, device)
         extra = dict(recipe=asdict(recipe), run_id=run_id, pairs_sha256=digest, **data.checkpoint_data())
         val_loader = batch_loader(*data.splits["val"], recipe.max_tokens, shuffle=False)
-        until = " or ".join(f"{n:,} {unit}" for n, unit in ((recipe.epochs, "epochs"), (recipe.steps, "updates")) if n)
+        limits = ((recipe.epochs, "epochs"), (recipe.steps, "updates"), (recipe.minutes, "minutes of training"))
+        until = " or ".join(f"{n:,} {unit}" for n, unit in limits if n)
         if main:
             print(
                 f"{sum(p.numel() for p in model.parameters()):,} parameters, vocabularies {len(data.src_vocab):,} / "
@@ -544,20 +555,21 @@ def train_translator(
             Checkpoints(out / "last.pt", model, optimizer, scheduler, 100, extra, processes),
         ]
         criterion = LabelSmoothing(len(data.tgt_vocab), PAD, recipe.eps_ls)
-        until = (recipe.epochs or None, recipe.steps or None)
         train(
             model,
             _epoch_batches(train_loader),
             criterion,
             optimizer,
             scheduler,
-            *until,
-            state,
-            recipe.accum,
-            autocast,
-            hooks,
-            processes,
-            progress,
+            epochs=recipe.epochs or None,
+            steps=recipe.steps or None,
+            minutes=recipe.minutes or None,
+            state=state,
+            accum_iter=recipe.accum,
+            autocast=autocast,
+            hooks=hooks,
+            processes=processes,
+            progress=progress,
         )
         processes.barrier()  # the main process has written the last checkpoint
         return state
