@@ -240,9 +240,8 @@ def train(
     device, net = next(model.parameters()).device, processes.wrap(model)
     elapsed0, start = (state.records[-1]["elapsed_s"] if state.records else 0.0), time.perf_counter()
 
-    def out_of_time() -> (
-        bool
-    ):  # at an epoch's end: would one more, as long as the mean epoch so far, end past `minutes`?
+    def out_of_time() -> bool:
+        "At an epoch's end: would one more, as long as the mean epoch so far, end past `minutes`?"
         if not (minutes and state.epoch and state.batch_in_epoch == 0):
             return False
         mean = (elapsed0 + time.perf_counter() - start) / state.epoch

@@ -88,6 +88,7 @@ class Recipe:
     h: int = 8
     dropout: float = 0.2  # P_drop (§5.4)
     inner_dropout: float | None = None  # on the attention weights and the feed-forward hidden layer; None: P_drop
+    norm_first: bool = False  # pre-norm layers (a deviation from the paper); False: the paper's post-norm
     vocabulary: str = "words"  # "words": spaCy tokens, a vocabulary per language; "bpe": one shared BPE (§5.1)
     min_freq: int = 2  # with "words": rarer training tokens become <unk>
     bpe_size: int = 8000  # with "bpe": pieces in the shared vocabulary
@@ -241,6 +242,7 @@ def translation_model(recipe: Recipe, data: ParallelData) -> EncoderDecoder:
             recipe.h,
             dropout=recipe.dropout,
             inner_dropout=recipe.inner_dropout,
+            norm_first=recipe.norm_first,
             share_embeddings=recipe.vocabulary == "bpe",
         )
     )
