@@ -1,6 +1,6 @@
 # The project's commands. Everything runs in a virtual environment, $(VENV), made on first use.
 #   make demo    set up, train the copy-task model, print examples and its accuracy
-#   make test    the test command: every notebook under nbdev-test, then pytest tests/
+#   make test    the test command: pytest tests/, which runs every notebook once in a Jupyter kernel
 #   make docs    the website, from the notebooks, into _docs/ (offline; no Quarto needed)
 #   make bench   our model against nn.Transformer and CTranslate2: training, decoding, serving, padding (runs/bench/)
 #   make lint    ruff check and ruff format --check, over the notebooks, tests/ and tools/
@@ -12,8 +12,9 @@ BIN := $(VENV)/bin
 TORCH_REQUIREMENT ?= torch==2.13.0
 TORCH_INDEX ?=
 NB_FLAGS ?= slow
+TEST_WORKERS ?= 2
 
-.PHONY: install demo export clean-nbs readme sync lint format test test-slow docs bench dist
+.PHONY: install demo export clean-nbs figures readme sync lint format test test-slow docs bench dist
 
 $(BIN)/python:
 	python3 -m venv $(VENV)
@@ -45,7 +46,10 @@ clean-nbs: $(VENV)/.dev  ## strip execution counts and stray metadata from the n
 readme: $(VENV)/.dev  ## regenerate README.md from nbs/index.ipynb
 	$(BIN)/python tools/make_readme.py
 
-sync: export clean-nbs readme  ## everything generated from the notebooks, regenerated
+figures: $(VENV)/.dev  ## redraw Figures 1 and 2 into nbs/images/, which the paper's notebooks and the README show
+	$(BIN)/python tools/draw_figures.py
+
+sync: export clean-nbs figures readme  ## everything generated from the notebooks, regenerated
 
 lint: $(VENV)/.dev  ## ruff check and ruff format --check (settings in pyproject.toml; the package is generated, so not linted)
 	$(BIN)/ruff check
@@ -66,10 +70,8 @@ dist: $(VENV)/.dev  ## wheel and sdist into dist/ (built with the setuptools ins
 	$(BIN)/python -m build --no-isolation --outdir dist .
 	$(BIN)/python -m twine check --strict dist/*
 
-test: $(VENV)/.dev  ## every notebook under nbdev-test, then tests/ (each notebook again in a real Jupyter kernel)
-	$(BIN)/nbdev-test --n-workers 2
-	$(BIN)/python -m pytest tests/ $(PYTEST_ARGS)
+test: $(VENV)/.dev  ## tests/, on $(TEST_WORKERS) workers: each notebook once, in a real Jupyter kernel, and the checks a notebook cannot make
+	$(BIN)/python -m pytest tests/ -n $(TEST_WORKERS) --dist loadgroup $(PYTEST_ARGS)
 
 test-slow: $(VENV)/.dev  ## the same, with the cells flagged `#| slow` included
-	$(BIN)/nbdev-test --n-workers 2 --flags "$(NB_FLAGS)"
-	$(BIN)/python -m pytest tests/ --nb-flags "$(NB_FLAGS)" $(PYTEST_ARGS)
+	$(BIN)/python -m pytest tests/ -n $(TEST_WORKERS) --dist loadgroup --nb-flags "$(NB_FLAGS)" $(PYTEST_ARGS)

@@ -18,6 +18,8 @@ from corpora import write_wmt14_stand_in
 
 from annotated_transformer.data import find_corpus_file, read_lines
 
+pytestmark = pytest.mark.xdist_group("test_cli")  # its module-scoped fixtures are built once, on one worker
+
 ROOT = Path(__file__).resolve().parent.parent
 TINY = "--N 1 --d-model 32 --d-ff 64 --h 2 --max-tokens 1500 --warmup 50 --factor 1.0 --no-progress".split()
 

@@ -18,6 +18,8 @@ from pathlib import Path
 import pytest
 from corpora import write_multi30k_slice
 
+pytestmark = pytest.mark.xdist_group("test_hostile")  # its module-scoped fixtures are built once, on one worker
+
 ROOT = Path(__file__).resolve().parent.parent
 TINY = "--N 1 --d-model 32 --d-ff 64 --h 2 --epochs 1 --no-progress".split()
 

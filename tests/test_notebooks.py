@@ -1,8 +1,8 @@
-"""Run every notebook top to bottom in a real Jupyter kernel, as a reader runs it.
+"""Run every notebook top to bottom in a real Jupyter kernel, as a reader runs it: the notebooks' demonstrations are
+the tests, and this is the one place the default test run executes them (each once).
 
-`nbdev-test` executes notebooks in an in-process IPython shell. A reader uses Jupyter, whose
-kernel is a separate process with its own event loop, display machinery and working
-directory, so each notebook is run here that way as well. Cells flagged with one of the
+A Jupyter kernel is a separate process with its own event loop, display machinery and working directory, as a
+reader's is (`nbdev-test`'s in-process shell is not). Cells flagged with one of the
 project's `tst_flags` (`slow`, `cuda`) are left out unless `--nb-flags` names the flag, and
 cells marked `#| eval: false` (code shown, not run) are always left out.
 """

@@ -16,6 +16,8 @@ from corpora import write_multi30k_slice
 
 from annotated_transformer import __version__
 
+pytestmark = pytest.mark.xdist_group("test_package")  # its module-scoped fixtures are built once, on one worker
+
 ROOT = Path(__file__).resolve().parent.parent
 MODULES = sorted(p.stem for p in (ROOT / "annotated_transformer").glob("[!_]*.py"))
 # The CPU build of PyTorch this project is tested with; TORCH_INDEX, where set, names the package index to take it from.

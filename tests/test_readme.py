@@ -18,6 +18,8 @@ import pytest
 import torch
 from corpora import first_lines, write_multi30k_slice, write_wmt14_stand_in
 
+pytestmark = pytest.mark.xdist_group("test_readme")  # its module-scoped fixtures are built once, on one worker
+
 ROOT = Path(__file__).resolve().parent.parent
 VENV = Path(sys.prefix)
 TINY_MODEL = "--N 1 --d-model 32 --d-ff 64 --h 2 --warmup 20 --factor 1.0 --no-progress"

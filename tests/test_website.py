@@ -25,6 +25,8 @@ import pytest
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 from playwright.sync_api import sync_playwright
 
+pytestmark = pytest.mark.xdist_group("test_website")  # its module-scoped fixtures are built once, on one worker
+
 ROOT = Path(__file__).resolve().parent.parent
 ARTIFACTS = ROOT / "tests" / "artifacts" / "website"
 DESKTOP, PHONE = {"width": 1400, "height": 1000}, {"width": 390, "height": 844}

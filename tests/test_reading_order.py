@@ -1,0 +1,101 @@
+"""The book's rules for its code, checked: the reading order is the dependency order, and the rooms stay small.
+
+The notebooks' numbers give the reading order. Exported code imports only from modules built by the same
+notebook or earlier ones, and a notebook imports only what the notebooks before it (or itself) export, so a
+reader never meets a name the book has not built yet. The generated modules say which notebook each of their
+cells comes from (`# %% ../nbs/NN_name.ipynb`), which is what these tests read.
+"""
+
+import ast
+import re
+from pathlib import Path
+
+import nbformat
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGE = ROOT / "annotated_transformer"
+NOTEBOOKS = sorted(p.name for p in (ROOT / "nbs").glob("[0-9]*.ipynb"))  # the reading order
+MODULES = sorted(p.stem for p in PACKAGE.glob("*.py") if not p.name.startswith("_"))
+CELL = re.compile(r"^# %% \.\./nbs/(\S+\.ipynb)", re.M)
+MAX_FUNCTION_LINES, MAX_MODULE_LINES = 60, 500
+
+
+def cells_of(module: str) -> list[tuple[str, str]]:
+    "The generated module's cells, as (notebook, code)."
+    parts = CELL.split((PACKAGE / f"{module}.py").read_text())
+    return list(zip(parts[1::2], parts[2::2]))
+
+
+def built_in(module: str) -> int:
+    "The position in the reading order of the last notebook that adds to `module`."
+    return max(NOTEBOOKS.index(notebook) for notebook, _ in cells_of(module))
+
+
+def imported_modules(code: str, relative_to_package: bool) -> set[str]:
+    "The package's modules that `code` imports (`from .x`, `from annotated_transformer.x`, `import ...x`)."
+    found = set()
+    for node in ast.walk(ast.parse(code)):
+        if isinstance(node, ast.ImportFrom):
+            if node.level == 1 and relative_to_package:
+                names = [node.module] if node.module else [a.name for a in node.names]
+            elif node.level == 0 and node.module == "annotated_transformer":
+                names = [a.name for a in node.names]
+            elif node.level == 0 and (node.module or "").startswith("annotated_transformer."):
+                names = [node.module.split(".")[1]]
+            else:
+                names = []
+        elif isinstance(node, ast.Import):
+            names = [a.name.split(".")[1] for a in node.names if a.name.startswith("annotated_transformer.")]
+        else:
+            names = []
+        found |= {name for name in names if name in MODULES}
+    return found
+
+
+def test_cell_markers_are_read():
+    assert cells_of("attention") and {nb for nb, _ in cells_of("attention")} == {"00_attention.ipynb"}
+    assert imported_modules("from .model import X\nimport annotated_transformer.data as d", True) == {"model", "data"}
+    assert imported_modules("from annotated_transformer import training", False) == {"training"}
+    assert imported_modules("from .model import X", False) == set()  # relative imports only count in the package
+
+
+@pytest.mark.parametrize("module", MODULES)
+def test_exported_code_imports_only_from_earlier_notebooks(module: str):
+    late = [
+        f"{notebook} exports code into {module}.py that imports {other}, built later in {NOTEBOOKS[built_in(other)]}"
+        for notebook, code in cells_of(module)
+        for other in imported_modules(code, relative_to_package=True)
+        if built_in(other) > NOTEBOOKS.index(notebook)
+    ]
+    assert not late, "\n".join(late)
+
+
+@pytest.mark.parametrize("notebook", NOTEBOOKS)
+def test_notebook_imports_only_what_earlier_notebooks_export(notebook: str):
+    nb = nbformat.read(ROOT / "nbs" / notebook, as_version=4)
+    code = "\n".join(
+        "\n".join(line for line in c.source.splitlines() if not line.lstrip().startswith(("%", "!")))
+        for c in nb.cells
+        if c.cell_type == "code"
+    )
+    late = [
+        f"{notebook} imports {m}, built later in {NOTEBOOKS[built_in(m)]}"
+        for m in imported_modules(code, relative_to_package=False)
+        if built_in(m) > NOTEBOOKS.index(notebook)
+    ]
+    assert not late, "\n".join(late)
+
+
+@pytest.mark.parametrize("module", MODULES)
+def test_rooms_a_maintainer_can_hold(module: str):
+    source = (PACKAGE / f"{module}.py").read_text()
+    lines = source.count("\n")
+    assert lines <= MAX_MODULE_LINES, f"{module}.py has {lines} lines (at most {MAX_MODULE_LINES}): split it"
+    long = [
+        f"{node.name} ({node.end_lineno - node.lineno + 1} lines)"
+        for node in ast.walk(ast.parse(source))
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+        and node.end_lineno - node.lineno + 1 > MAX_FUNCTION_LINES
+    ]
+    assert not long, f"{module}.py: functions over {MAX_FUNCTION_LINES} lines: {', '.join(long)}"
