@@ -5,6 +5,7 @@
 #   make bench   our model against nn.Transformer and CTranslate2: training, decoding, serving, padding (runs/bench/)
 #   make lint    ruff check and ruff format --check, over the notebooks, tests/ and tools/
 #   make dist    the wheel and the source distribution, into dist/, checked by twine
+#   make stats   words, code lines and size per notebook, into CONTRIBUTING.md's table
 VENV ?= .venv
 BIN := $(VENV)/bin
 # PyTorch is installed first and on its own: a plain `torch` requirement would pull a multi-GB CUDA
@@ -13,7 +14,7 @@ TORCH_REQUIREMENT ?= torch==2.13.0
 TORCH_INDEX ?=
 NB_FLAGS ?= slow
 
-.PHONY: install demo export clean-nbs readme sync lint format test test-slow docs bench dist
+.PHONY: install demo export clean-nbs readme stats sync lint format test test-slow docs bench dist
 
 $(BIN)/python:
 	python3 -m venv $(VENV)
@@ -45,7 +46,10 @@ clean-nbs: $(VENV)/.dev  ## strip execution counts and stray metadata from the n
 readme: $(VENV)/.dev  ## regenerate README.md from nbs/index.ipynb
 	$(BIN)/python tools/make_readme.py
 
-sync: export clean-nbs readme  ## everything generated from the notebooks, regenerated
+stats: $(BIN)/python  ## the table of words, code lines and size per notebook, rewritten in CONTRIBUTING.md
+	$(BIN)/python tools/book_stats.py --write CONTRIBUTING.md
+
+sync: export clean-nbs readme stats  ## everything generated from the notebooks, regenerated
 
 lint: $(VENV)/.dev  ## ruff check and ruff format --check (settings in pyproject.toml; the package is generated, so not linted)
 	$(BIN)/ruff check
