@@ -86,20 +86,18 @@ def readme() -> str:
 def words(markdown: str) -> int:
     "Words a reader sees: whitespace-split, without HTML comments and tags, and without tokens of punctuation alone."
     text = re.sub(r"<[^>]*>", " ", re.sub(r"<!--.*?-->", " ", markdown, flags=re.S))
-    return sum(bool(re.search(r"\\w", token)) for token in text.split())
+    return sum(bool(re.search(r"\w", token)) for token in text.split())
 
 
 def saved_outputs(notebook: str) -> str:
     "The text of a notebook's saved outputs (streams and plain-text results)."
     cells = json.loads((ROOT / "nbs" / f"{notebook}.ipynb").read_text(encoding="utf-8"))["cells"]
     outputs = [o for c in cells if c["cell_type"] == "code" for o in c["outputs"]]
-    return "\\n".join("".join(o.get("text") or o.get("data", {}).get("text/plain", "")) for o in outputs)
+    return "\n".join("".join(o.get("text") or o.get("data", {}).get("text/plain", "")) for o in outputs)
 
 
 def test_words_counts_what_a_reader_sees():
-    test = (
-        "<!-- a comment -->\\n<img src='x.svg' alt='a picture'>\\n| a | b |\\n|---|---|\\nGerman→English, 40.64 — done."
-    )
+    test = "<!-- a comment -->\n<img src='x.svg' alt='a picture'>\n| a | b |\n|---|---|\nGerman→English, 40.64 — done."
     assert words(test) == 5, words(test)  # a, b, German→English, 40.64, done.
 
 
@@ -108,7 +106,7 @@ def test_the_first_screen_is_the_project():
     text = readme()
     before_command = text[: text.index("```")]
     assert words(before_command) <= MAX_WORDS_BEFORE_FIRST_COMMAND, words(before_command)
-    first_screen = "\\n".join(text.splitlines()[:FIRST_SCREEN])
+    first_screen = "\n".join(text.splitlines()[:FIRST_SCREEN])
     assert FIGURE_1.search(first_screen) and WEBSITE in first_screen
     assert "| what | result | measured on |" in first_screen and "40.64 sacreBLEU" in first_screen
     for part in (FIGURE_1.search(text)[0], WEBSITE, "| what | result |"):
@@ -147,7 +145,7 @@ def test_contributing_shows_the_size_table_of_now():
     assert book_stats.with_table(contributing, book_stats.table()) == contributing, "stale: run `make stats`"
     assert book_stats.table() in contributing
     printed = subprocess.run([sys.executable, ROOT / "tools" / "book_stats.py"], capture_output=True, text=True)
-    assert printed.stdout == book_stats.table() + "\\n"
+    assert printed.stdout == book_stats.table() + "\n"
 
 
 @pytest.fixture(scope="module")
