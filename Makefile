@@ -5,6 +5,7 @@
 #   make bench   our model against nn.Transformer and CTranslate2: training, decoding, serving, padding (runs/bench/)
 #   make lint    ruff check and ruff format --check, over the notebooks, tests/ and tools/
 #   make dist    the wheel and the source distribution, into dist/, checked by twine
+#   make stats   words, code lines and size per notebook, into CONTRIBUTING.md's table
 VENV ?= .venv
 BIN := $(VENV)/bin
 # PyTorch is installed first and on its own: a plain `torch` requirement would pull a multi-GB CUDA
@@ -14,7 +15,7 @@ TORCH_INDEX ?=
 NB_FLAGS ?= slow
 TEST_WORKERS ?= 2
 
-.PHONY: install demo export clean-nbs figures readme sync lint format test test-slow docs bench dist
+.PHONY: install demo export clean-nbs figures readme stats sync lint format test test-slow docs bench dist
 
 $(BIN)/python:
 	python3 -m venv $(VENV)
@@ -49,7 +50,10 @@ readme: $(VENV)/.dev  ## regenerate README.md from nbs/index.ipynb
 figures: $(VENV)/.dev  ## redraw Figures 1 and 2 into nbs/images/, which the paper's notebooks and the README show
 	$(BIN)/python tools/draw_figures.py
 
-sync: export clean-nbs figures readme  ## everything generated from the notebooks, regenerated
+stats: $(BIN)/python  ## the table of words, code lines and size per notebook, rewritten in CONTRIBUTING.md
+	$(BIN)/python tools/book_stats.py --write CONTRIBUTING.md
+
+sync: export clean-nbs figures readme stats  ## everything generated from the notebooks, regenerated
 
 lint: $(VENV)/.dev  ## ruff check and ruff format --check (settings in pyproject.toml; the package is generated, so not linted)
 	$(BIN)/ruff check

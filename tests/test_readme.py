@@ -1,4 +1,7 @@
-"""Every command the README shows, run as written, each block in a shell of its own, in a fresh directory.
+"""The README: its first screen and its length within the limits it is held to, its figures and its picture true to
+the notebooks, CONTRIBUTING.md's size table up to date, and every command the README shows, run as written.
+
+The commands: each block in a shell of its own, in a fresh directory.
 
 The shell blocks are read from README.md itself, so a command added or changed there is tested as it reads. Only
 the sizes change (`TINY`): a model of width 32 that trains for a few epochs or updates on a slice of Multi30k
@@ -8,6 +11,8 @@ that starts another training run where one is already (the 8-GPU `torchrun` comm
 `train wmt14`) gets a directory of its own, with the same data. Blocks that cannot run here are listed in `NOT_RUN`, with the reason."""
 
 import gzip
+import importlib.util
+import json
 import os
 import re
 import subprocess
@@ -30,7 +35,7 @@ TINY = [  # (pattern, replacement): the README's sizes, made tiny; nothing else 
         f"make -C {ROOT} -o {VENV}/.package VENV={VENV} demo",
     ),  # the same target, in this environment
     (r"(train multi30k --out runs/multi30k)(?=\s*(#|$))", rf"\1 {TINY_MODEL} --max-tokens 1500 --epochs 5"),
-    (r"--epochs 54", "--epochs 6"),
+    (r"(--resume --epochs )\d+", r"\g<1>6"),  # one epoch more than the tiny run's 5
     (r"--snapshot-minutes 1\b", "--snapshot-minutes 0.0001"),
     (
         r"(train wmt14 .*?)(?=\s*(#|$))",
@@ -39,9 +44,9 @@ TINY = [  # (pattern, replacement): the README's sizes, made tiny; nothing else 
     (r"--nproc_per_node=8", "--nproc_per_node=2"),
 ]
 NOT_RUN = {  # a phrase of the block: why it is not run here
+    "make test": "the test command itself: it runs this test",
     "make demo TORCH_INDEX=": "TORCH_INDEX only chooses the install, which is this environment: the rest is `make demo`",
     "--nnodes=2": "needs several machines and a rendezvous point they all reach",
-    'pip install -e ".[dev,docs]"': "installs the package: the environment running these tests is that install",
 }
 
 
@@ -62,6 +67,77 @@ def test_what_is_not_run_is_still_in_the_readme():
     blocks = shell_blocks()
     for phrase in NOT_RUN:
         assert sum(phrase in b for b in blocks) == 1, phrase
+
+
+WEBSITE = "https://annotated-transformer.github.io/annotated-transformer/"
+FIRST_SCREEN = 25  # lines of README.md, about what a reader sees before scrolling
+MAX_WORDS_BEFORE_FIRST_COMMAND, MAX_WORDS = 250, 1800  # whitespace-split, markup included, as the issue counted
+FIGURE_1 = re.compile(r'<img src="([^"]*figure_1\.svg)"')
+RESULTS_HEADER = re.compile(r"^\| on an? [^|]*CPU \| result \| date \|$", re.M)  # the machine, and a date a row
+FIGURES = [  # (notebook, what its saved outputs print, how the README's results table gives it)
+    ("04_copy_task", "1000 updates in 26 s", "1,000 updates in 26 s"),
+    ("04_copy_task", "exact copies: 100.0%", "100% exact copies"),
+    ("09_multi30k", "40.64", "40.64 sacreBLEU"),
+    ("15_performance", "1.42", "1.42× as fast"),
+]
+
+
+def readme() -> str:
+    return (ROOT / "README.md").read_text(encoding="utf-8")
+
+
+def saved_outputs(notebook: str) -> str:
+    "The text of a notebook's saved outputs (streams and plain-text results)."
+    cells = json.loads((ROOT / "nbs" / f"{notebook}.ipynb").read_text(encoding="utf-8"))["cells"]
+    outputs = [o for c in cells if c["cell_type"] == "code" for o in c["outputs"]]
+    return "\n".join("".join(o.get("text") or o.get("data", {}).get("text/plain", "")) for o in outputs)
+
+
+def test_the_first_screen_is_the_project():
+    "Figure 1, the website's link and the results table come first, with at most 250 words before the first command."
+    text = readme()
+    before_command = text[: text.index("```")]
+    assert len(before_command.split()) <= MAX_WORDS_BEFORE_FIRST_COMMAND, len(before_command.split())
+    first_screen = "\n".join(text.splitlines()[:FIRST_SCREEN])
+    assert FIGURE_1.search(first_screen) and WEBSITE in first_screen
+    assert RESULTS_HEADER.search(first_screen) and "40.64 sacreBLEU" in first_screen
+    for part in (FIGURE_1.search(text)[0], WEBSITE, RESULTS_HEADER.search(text)[0]):
+        assert text.index(part) < len(before_command), f"{part} comes after the first command"
+
+
+def test_the_readme_is_at_most_1800_words():
+    assert len(readme().split()) <= MAX_WORDS, len(readme().split())
+
+
+def test_figure_1_is_the_notebooks_picture():
+    "The README's image, read from the repository's root, is the file the home page's notebook shows from nbs/."
+    in_readme = FIGURE_1.search(readme())[1]
+    index = json.loads((ROOT / "nbs" / "index.ipynb").read_text(encoding="utf-8"))
+    in_notebook = FIGURE_1.search("".join(c for cell in index["cells"] for c in cell["source"]))[1]
+    assert (ROOT / in_readme).is_file(), f"README.md shows {in_readme}, which is not a file of the repository"
+    assert (ROOT / in_readme).resolve() == (ROOT / "nbs" / in_notebook).resolve(), (in_readme, in_notebook)
+
+
+def test_the_results_are_the_notebooks_saved_outputs():
+    "Each figure of the results table is printed by a saved output of the notebook its row links to."
+    rows = {line for line in readme().splitlines() if line.startswith("| [")}
+    for notebook, printed, shown in FIGURES:
+        assert printed in saved_outputs(notebook), f"{notebook}'s saved outputs no longer print {printed!r}"
+        assert any(shown in row and f"nbs/{notebook}.ipynb" in row for row in rows), (
+            f"the results table lacks {shown!r}"
+        )
+
+
+def test_contributing_shows_the_size_table_of_now():
+    "CONTRIBUTING.md's table is what `tools/book_stats.py` prints for the notebooks as they are (`make stats`)."
+    spec = importlib.util.spec_from_file_location("book_stats", ROOT / "tools" / "book_stats.py")
+    book_stats = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(book_stats)
+    contributing = (ROOT / "CONTRIBUTING.md").read_text(encoding="utf-8")
+    assert book_stats.with_table(contributing, book_stats.table()) == contributing, "stale: run `make stats`"
+    assert book_stats.table() in contributing
+    printed = subprocess.run([sys.executable, ROOT / "tools" / "book_stats.py"], capture_output=True, text=True)
+    assert printed.stdout == book_stats.table() + "\n"
 
 
 @pytest.fixture(scope="module")

@@ -38,6 +38,7 @@ CALLOUT = re.compile(r"^::: *\{\.callout-(\w+)\} *\n(?:#+ ([^\n]*)\n)?(.*?)^::: 
 PAGE_LINK = re.compile(r"\]\(([\w-]+)\.html(#[^)\s]*)?\)")  # a link to another page of the site, by its file name
 SHOW_DOC = re.compile(r"(#\|.*\n)*show_doc\(")  # a cell nbdev added after an exported one
 EXPORTED = re.compile(r"#\| *export")
+LOCAL_IMAGE = re.compile(r'(\]\(|src=")images/')  # a picture in nbs/images/: served with the notebooks
 FENCED_CODE = re.compile(r"^```.*?^```\n?", re.M | re.S)
 DIRECTIVE = re.compile(r"^#\| *([\w-]+): *(.*)$")
 TAGS = {("echo", "false"): "remove-input", ("output", "false"): "remove-output", ("include", "false"): "remove-cell"}
@@ -228,6 +229,7 @@ def prepare_notebook(path: Path) -> tuple[str, str]:
     for cell in nb.cells:
         if cell.cell_type == "markdown":
             cell.source = page_links_to_documents(callouts_to_admonitions(cell.source))
+            cell.source = LOCAL_IMAGE.sub(rf"\1{NOTEBOOKS}/images/", cell.source)
         elif cell.cell_type == "code":
             charts += prepare_code_cell(cell, page, charts)
         if cell.cell_type != "code":
