@@ -26,7 +26,7 @@ from annotated_transformer.translation import (
 if TYPE_CHECKING:
     import altair as alt  # imported where a chart is drawn
 
-# %% ../nbs/09_multi30k.ipynb #902d93ef
+# %% ../nbs/09_multi30k.ipynb #1b1e8ed9
 # 60 epochs, fewer if 59 minutes of training end first (an hour on 2 cores), and ε_ls = 0.2: chosen on validation
 MULTI30K = Recipe(epochs=60, minutes=59, eps_ls=0.2)
 
@@ -46,7 +46,7 @@ def prepare_multi30k(
 # %% ../nbs/09_multi30k.ipynb #06ae5a34
 train_multi30k = CorpusTrainer(load_multi30k, MULTI30K)  # German→English unless the recipe says otherwise
 
-# %% ../nbs/09_multi30k.ipynb #b6abc4e0
+# %% ../nbs/09_multi30k.ipynb #8b41f002
 def evaluations(
     run: str | Path,  # a run directory
 ) -> pd.DataFrame:  # one row per evaluation, indexed by epoch: step, train_loss, val_loss, elapsed_s, ...
@@ -54,7 +54,7 @@ def evaluations(
     metrics = pd.read_json(Path(run) / "metrics.jsonl", lines=True)
     return metrics[metrics.kind == "evaluation"].set_index("epoch")
 
-# %% ../nbs/09_multi30k.ipynb #0dc13f7a
+# %% ../nbs/09_multi30k.ipynb #35a10c84
 def run_summary(
     run: str | Path,  # a run directory
 ) -> str:
@@ -65,7 +65,7 @@ def run_summary(
         f"lowest validation loss {evals.val_loss.min():.3f} after epoch {evals.epoch[evals.val_loss.idxmin()]}"
     )
 
-# %% ../nbs/09_multi30k.ipynb #8e399c0a
+# %% ../nbs/09_multi30k.ipynb #1209bb64
 def curves(
     run: str | Path,  # a run directory
     title: str,
