@@ -60,15 +60,14 @@ class PositionwiseFeedForward(nn.Module):
 
 # %% ../nbs/01_model.ipynb #c7932382
 class EncoderLayer(nn.Module):
-    "One encoder layer (§3.1): self-attention, then the feed-forward network."
-
-    cross_attention = False  # True in `DecoderLayer`: a third sub-layer, attention over the encoder's output
+    "One encoder layer (§3.1): self-attention, then the feed-forward network, each a residual sub-layer."
 
     def __init__(
         self,
         d_model: int,  # model width
         h: int,  # attention heads
         d_ff: int,  # feed-forward hidden width
+        *,
         dropout: float = 0.1,  # P_drop
         norm_first: bool = False,  # pre-norm instead of the paper's post-norm
         d_k: int | None = None,
@@ -77,21 +76,17 @@ class EncoderLayer(nn.Module):
     ):
         super().__init__()
         inner = dropout if inner_dropout is None else inner_dropout
-        self.self_attn = MultiHeadedAttention(h, d_model, inner, d_k, d_v)
-        if self.cross_attention:
-            self.src_attn = MultiHeadedAttention(h, d_model, inner, d_k, d_v)
-        self.feed_forward = PositionwiseFeedForward(d_model, d_ff, inner)
-        self.sublayer = nn.ModuleList(
-            SublayerConnection(d_model, dropout, norm_first) for _ in range(3 if self.cross_attention else 2)
-        )
+        self.self_attn = MultiHeadedAttention(h, d_model, dropout=inner, d_k=d_k, d_v=d_v)
+        self.feed_forward = PositionwiseFeedForward(d_model, d_ff, dropout=inner)
+        self.sublayer = nn.ModuleList(SublayerConnection(d_model, dropout, norm_first) for _ in range(2))
 
     def forward(
         self,
         x: Tensor,  # (batch, T_src, d_model)
         mask: Tensor,  # bool (batch, 1, T_src): the source padding mask
     ) -> Tensor:  # (batch, T_src, d_model)
-        x = self.sublayer[0](x, lambda x: self.self_attn(x, x, x, mask))
-        return self.sublayer[1](x, self.feed_forward)
+        x = self.sublayer[0](x, lambda x: self.self_attn(x, x, x, mask))  # 1. self-attention
+        return self.sublayer[1](x, self.feed_forward)  # 2. position-wise feed-forward
 
 # %% ../nbs/01_model.ipynb #be02ddd7
 class LayerStack(nn.Module):
@@ -101,6 +96,7 @@ class LayerStack(nn.Module):
 
     def __init__(
         self,
+        *,
         N: int,  # number of layers
         d_model: int,  # model width
         h: int,  # attention heads
@@ -112,9 +108,8 @@ class LayerStack(nn.Module):
         inner_dropout: float | None = None,  # on the attention weights and the feed-forward hidden layer; None: P_drop
     ):
         super().__init__()
-        self.layers = nn.ModuleList(
-            self.layer_type(d_model, h, d_ff, dropout, norm_first, d_k, d_v, inner_dropout) for _ in range(N)
-        )
+        options = dict(dropout=dropout, norm_first=norm_first, d_k=d_k, d_v=d_v, inner_dropout=inner_dropout)
+        self.layers = nn.ModuleList(self.layer_type(d_model, h, d_ff, **options) for _ in range(N))
         self.norm = nn.LayerNorm(d_model) if norm_first else nn.Identity()
 
 # %% ../nbs/01_model.ipynb #a92c3d44
@@ -133,10 +128,27 @@ class Encoder(LayerStack):
         return self.norm(x)
 
 # %% ../nbs/01_model.ipynb #cbbbcd67
-class DecoderLayer(EncoderLayer):
-    "One decoder layer (§3.1): masked self-attention, attention over the encoder output, feed-forward."
+class DecoderLayer(nn.Module):
+    "One decoder layer (§3.1): masked self-attention, attention over the encoder's output, feed-forward."
 
-    cross_attention = True  # built as an encoder layer with the third sub-layer
+    def __init__(
+        self,
+        d_model: int,  # model width
+        h: int,  # attention heads
+        d_ff: int,  # feed-forward hidden width
+        *,
+        dropout: float = 0.1,  # P_drop
+        norm_first: bool = False,  # pre-norm instead of the paper's post-norm
+        d_k: int | None = None,
+        d_v: int | None = None,  # each head's widths; None: d_model / h
+        inner_dropout: float | None = None,  # on the attention weights and the feed-forward hidden layer; None: P_drop
+    ):
+        super().__init__()
+        inner = dropout if inner_dropout is None else inner_dropout
+        self.self_attn = MultiHeadedAttention(h, d_model, dropout=inner, d_k=d_k, d_v=d_v)
+        self.src_attn = MultiHeadedAttention(h, d_model, dropout=inner, d_k=d_k, d_v=d_v)
+        self.feed_forward = PositionwiseFeedForward(d_model, d_ff, dropout=inner)
+        self.sublayer = nn.ModuleList(SublayerConnection(d_model, dropout, norm_first) for _ in range(3))
 
     def forward(
         self,
@@ -145,9 +157,9 @@ class DecoderLayer(EncoderLayer):
         src_mask: Tensor,  # bool (batch, 1, T_src)
         tgt_mask: Tensor,  # bool (batch or 1, T_tgt, T_tgt): causal, and padding where there is any
     ) -> Tensor:  # (batch, T_tgt, d_model)
-        x = self.sublayer[0](x, lambda x: self.self_attn(x, x, x, tgt_mask))
-        x = self.sublayer[1](x, lambda x: self.src_attn(x, memory, memory, src_mask))
-        return self.sublayer[2](x, self.feed_forward)
+        x = self.sublayer[0](x, lambda x: self.self_attn(x, x, x, tgt_mask))  # 1. masked self-attention
+        x = self.sublayer[1](x, lambda x: self.src_attn(x, memory, memory, src_mask))  # 2. over the encoder's output
+        return self.sublayer[2](x, self.feed_forward)  # 3. position-wise feed-forward
 
 # %% ../nbs/01_model.ipynb #0b91522b
 class Decoder(LayerStack):
@@ -163,7 +175,7 @@ class Decoder(LayerStack):
         tgt_mask: Tensor,  # bool (batch or 1, T_tgt, T_tgt)
     ) -> Tensor:  # (batch, T_tgt, d_model)
         for layer in self.layers:
-            x = layer(x, memory, src_mask, tgt_mask)
+            x = layer(x, memory, src_mask=src_mask, tgt_mask=tgt_mask)
         return self.norm(x)
 
 # %% ../nbs/01_model.ipynb #15c3c3b8
@@ -293,7 +305,7 @@ class EncoderDecoder(nn.Module):
         tgt: Tensor,  # (batch, T_tgt) token ids
         tgt_mask: Tensor,  # (batch, T_tgt, T_tgt)
     ) -> Tensor:  # (batch, T_tgt, d_model)
-        return self.decoder(self.tgt_embed(tgt), memory, src_mask, tgt_mask)
+        return self.decoder(self.tgt_embed(tgt), memory, src_mask=src_mask, tgt_mask=tgt_mask)
 
     def forward(
         self,
@@ -302,7 +314,7 @@ class EncoderDecoder(nn.Module):
         src_mask: Tensor,  # (batch, 1, T_src)
         tgt_mask: Tensor,  # (batch, T_tgt, T_tgt)
     ) -> Tensor:  # (batch, T_tgt, d_model)
-        return self.decode(self.encode(src, src_mask), src_mask, tgt, tgt_mask)
+        return self.decode(self.encode(src, src_mask), src_mask, tgt=tgt, tgt_mask=tgt_mask)
 
 # %% ../nbs/01_model.ipynb #20b0f998
 @dataclass(frozen=True)
@@ -350,12 +362,14 @@ def build_model(config: TransformerConfig) -> EncoderDecoder:
     "The Transformer described by `config`, with shared weights (§3.4) and Glorot-initialised matrices."
     c = config
     positions = PositionalEncoding if c.positional == "sinusoidal" else LearnedPositionalEncoding
+    stack_settings = ("N", "d_model", "h", "d_ff", "dropout", "norm_first", "d_k", "d_v", "inner_dropout")
+    stack = {name: getattr(c, name) for name in stack_settings}  # the same for the encoder and the decoder
     model = EncoderDecoder(
-        Encoder(c.N, c.d_model, c.h, c.d_ff, c.dropout, c.norm_first, c.d_k, c.d_v, c.inner_dropout),
-        Decoder(c.N, c.d_model, c.h, c.d_ff, c.dropout, c.norm_first, c.d_k, c.d_v, c.inner_dropout),
-        nn.Sequential(Embeddings(c.src_vocab, c.d_model), positions(c.d_model, c.dropout, c.max_len)),
-        nn.Sequential(Embeddings(c.tgt_vocab, c.d_model), positions(c.d_model, c.dropout, c.max_len)),
-        Generator(c.d_model, c.tgt_vocab),
+        encoder=Encoder(**stack),
+        decoder=Decoder(**stack),
+        src_embed=nn.Sequential(Embeddings(c.src_vocab, c.d_model), positions(c.d_model, c.dropout, c.max_len)),
+        tgt_embed=nn.Sequential(Embeddings(c.tgt_vocab, c.d_model), positions(c.d_model, c.dropout, c.max_len)),
+        generator=Generator(c.d_model, c.tgt_vocab),
         config=c,
     )
     for p in model.parameters():
@@ -378,4 +392,8 @@ def make_model(
     **options,  # any other `TransformerConfig` field: d_k, d_v, inner_dropout, norm_first, positional, max_len, share_embeddings
 ) -> EncoderDecoder:
     "Build a Transformer; the defaults are the paper's base model."
-    return build_model(TransformerConfig(src_vocab, tgt_vocab, N, d_model, d_ff, h, dropout=dropout, **options))
+    return build_model(
+        TransformerConfig(
+            src_vocab=src_vocab, tgt_vocab=tgt_vocab, N=N, d_model=d_model, d_ff=d_ff, h=h, dropout=dropout, **options
+        )
+    )
