@@ -1,4 +1,4 @@
-"""`annotated-transformer`: train the copy task or a translator (Multi30k, or WMT 2014 with the paper's recipe), average checkpoints, translate text, and score a checkpoint, from a shell.
+"""`annotated-transformer`: train the copy task or a translator (Multi30k, or WMT 2014 with the paper's recipe), average checkpoints, translate text, score a checkpoint and export it, from a shell.
 
 Docs: https://annotated-transformer.github.io/annotated-transformer/cli.html.md"""
 
