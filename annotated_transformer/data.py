@@ -22,7 +22,7 @@ import tempfile
 import urllib.request
 import zlib
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from pathlib import Path
 
 import sentencepiece as spm
@@ -306,7 +306,7 @@ def read_parallel(
     return [(s, t) for s, t in zip(src, tgt) if s.strip() and t.strip()]
 
 
-def check_split(split: str, splits, corpus: str):
+def check_split(split: str, splits: Collection[str], corpus: str):
     "Refuse a split `corpus` does not have, naming the ones it has."
     if split not in splits:
         raise ValueError(f"Unknown {corpus} split {split!r}; choose one of {list(splits)}.")
