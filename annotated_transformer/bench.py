@@ -1,4 +1,4 @@
-"""Our Transformer against PyTorch's own `nn.Transformer`, measured side by side: training throughput and memory at the Multi30k and base configurations, decoding speed with and without the key–value cache, and the padding our batches carry.
+"""Our Transformer against PyTorch's own `nn.Transformer`, measured side by side: training throughput and memory at the Multi30k and base configurations, model FLOPs, decoding speed with and without the key–value cache, translating against CTranslate2, and the padding our batches carry.
 
 Docs: https://annotated-transformer.github.io/annotated-transformer/performance.html.md"""
 
@@ -67,9 +67,9 @@ class TorchDecoder(nn.Module):
             memory,
             tgt_mask=causal,
             tgt_is_causal=True,
-            tgt_key_padding_mask=~tgt_mask[:, -1],
+            tgt_key_padding_mask=~tgt_mask[:, -1],  # (batch, T_tgt): the last row holds the padding alone
             memory_key_padding_mask=~src_mask[:, 0],
-        )  # last row: the padding
+        )
 
 # %% ../nbs/15_performance.ipynb #c20f8e8f
 def torch_transformer(config: TransformerConfig) -> EncoderDecoder:
@@ -97,6 +97,7 @@ def load_same_weights(
 
 # %% ../nbs/15_performance.ipynb #0586fcf7
 def _sync(device: torch.device):
+    "Wait for the GPU's queued work, so that a clock reads the time it took."
     if device.type == "cuda":
         torch.cuda.synchronize(device)
 
@@ -159,11 +160,10 @@ def _measure_training(
         torch.cuda.reset_peak_memory_stats(device)
     before = _resident_bytes()
     rates = training_speed(model, batches, repeats, autocast)
-    peak = (
-        torch.cuda.max_memory_allocated(device)
-        if device.startswith("cuda")
-        else resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 - before
-    )  # ru_maxrss is in KiB on Linux
+    if device.startswith("cuda"):
+        peak = torch.cuda.max_memory_allocated(device)
+    else:
+        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 - before  # ru_maxrss is in KiB on Linux
     return {
         "tokens/s": statistics.median(rates),
         "spread": (max(rates) - min(rates)) / statistics.median(rates),
@@ -191,9 +191,8 @@ def measure_training(
     "Training speed and peak memory of one model, measured in a fresh process."
     if kind not in MODELS:
         raise ValueError(f"kind must be one of {list(MODELS)}, not {kind!r}.")
-    from annotated_transformer.bench import (
-        _measure_training,
-    )  # the child imports it from the package: spawn pickles by name
+    # the child process imports it from the package: spawn pickles a function by its name
+    from annotated_transformer.bench import _measure_training
 
     args = (kind, config, batches, repeats, threads or torch.get_num_threads(), device, autocast, keep_memory)
     with multiprocessing.get_context("spawn").Pool(1) as pool:
@@ -209,12 +208,10 @@ def training_flops(
     d, N = config.d_model, config.N
     d_k, d_v = config.d_k or d // config.h, config.d_v or d // config.h
     attention, feed_forward = 2 * d * config.h * (d_k + d_v), 2 * d * config.d_ff  # W^Q, W^K, W^V, W^O; two layers
-    per_src = (
-        N * (attention + feed_forward) + N * attention // 2
-    )  # the encoder; W^K, W^V of the decoder's source attention
-    per_tgt = (
-        N * (attention + attention // 2 + feed_forward) + d * config.tgt_vocab
-    )  # the rest of the decoder; the generator
+    # per source token: the encoder, and W^K, W^V of the decoder's source attention
+    per_src = N * (attention + feed_forward) + N * attention // 2
+    # per target token: the rest of the decoder, and the generator
+    per_tgt = N * (attention + attention // 2 + feed_forward) + d * config.tgt_vocab
     return 6 * (per_src * src_tokens + per_tgt * tgt_tokens)
 
 
@@ -275,6 +272,7 @@ def padding_comparison(
 
 # %% ../nbs/15_performance.ipynb #533505ea
 def _row(measurement: str, ours: str, value: float, against: str, baseline: float) -> dict:
+    "One row of the benchmark's table: our figure, the baseline's, and their ratio."
     return {
         "measurement": measurement,
         "ours": ours,
@@ -286,6 +284,7 @@ def _row(measurement: str, ours: str, value: float, against: str, baseline: floa
 
 
 def _training_rows(name: str, config: TransformerConfig, batches: list[Batch], **kw) -> list[dict]:
+    "Training speed and peak memory, ours against `nn.Transformer`; `kw`: the rest of `measure_training`'s arguments."
     ours, theirs = (measure_training(kind, config, batches, **kw) for kind in ("ours", "nn.Transformer"))
     return [
         _row(f"training, {name}: target tokens/s", "ours", ours["tokens/s"], "nn.Transformer", theirs["tokens/s"]),
@@ -294,6 +293,7 @@ def _training_rows(name: str, config: TransformerConfig, batches: list[Batch], *
 
 
 def _decoding_rows(checkpoint: Path, data_dir: str | Path | None, device: str, repeats: int) -> list[dict]:
+    "Greedy and beam search on Multi30k's test sentences, with the key-value cache against full recompute."
     translator = Translator.from_checkpoint(checkpoint, torch.device(device))
     sources = [src for src, _ in load_multi30k("test_2016_flickr", data_dir)]
     batches = [b for _, b in translator.source_batches(sources)]
@@ -316,6 +316,7 @@ def _decoding_rows(checkpoint: Path, data_dir: str | Path | None, device: str, r
 def _serving_rows(
     checkpoint: Path, data_dir: str | Path | None, device: str, repeats: int, threads: int | None
 ) -> list[dict]:
+    "Translating the test sentences end to end, ours against CTranslate2 in float32 and with 8-bit weights."
     ours = Translator.from_checkpoint(checkpoint, torch.device(device), BeamSearch(4))
     sources = [src for src, _ in load_multi30k("test_2016_flickr", data_dir)]
     with tempfile.TemporaryDirectory() as tmp:
@@ -335,9 +336,7 @@ def _serving_rows(
 # %% ../nbs/15_performance.ipynb #f3a7a31e
 def benchmark(
     data_dir: str | Path | None = None,  # Multi30k, as `load_multi30k` finds it
-    checkpoint: str
-    | Path
-    | None = None,  # a trained Multi30k model for the decoding rows; None or missing: no decoding rows
+    checkpoint: str | Path | None = None,  # a trained Multi30k model, for the decoding and serving rows; else none
     n_batches: int = 4,  # training batches per pass
     repeats: int = 3,  # timed passes over the training batches, and over the test set
     threads: int | None = None,  # CPU threads; None: PyTorch's default
@@ -376,6 +375,7 @@ def benchmark(
 
 # %% ../nbs/15_performance.ipynb #9f2c4d4f
 def _device_name(device: str) -> str:
+    "The GPU's name, or the CPU's model and the threads PyTorch uses, for the table's heading."
     if device.startswith("cuda"):
         return torch.cuda.get_device_name(torch.device(device))
     cpu = [
@@ -405,10 +405,14 @@ def format_table(table: pd.DataFrame) -> str:
 # %% ../nbs/15_performance.ipynb #d29e8a31
 def main(argv: list[str] | None = None) -> int:  # the exit status: 2 after an error a user can fix (no data, say)
     "The `make bench` command: run `benchmark`, print its table and save it."
-    parser = argparse.ArgumentParser(description="Our Transformer against nn.Transformer: training, decoding, padding.")
+    parser = argparse.ArgumentParser(
+        description="Our Transformer against nn.Transformer and CTranslate2: training, decoding, serving, padding."
+    )
     parser.add_argument("--data-dir", help="Multi30k's files (default: as load_multi30k finds them)")
     parser.add_argument(
-        "--checkpoint", default="runs/multi30k/last.pt", help="a trained Multi30k model, for the decoding rows"
+        "--checkpoint",
+        default="runs/multi30k/last.pt",
+        help="a trained Multi30k model, for the decoding and serving rows",
     )
     parser.add_argument("--out", default="runs/bench", help="the folder the table is saved in")
     parser.add_argument("--threads", type=int, help="CPU threads (default: PyTorch's)")

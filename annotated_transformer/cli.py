@@ -1,4 +1,4 @@
-"""`annotated-transformer`: train the copy task or a translator (Multi30k, or WMT 2014 with the paper's recipe), average checkpoints, translate text, and score a checkpoint, from a shell.
+"""`annotated-transformer`: train the copy task or a translator (Multi30k, or WMT 2014 with the paper's recipe), average checkpoints, translate text, score a checkpoint and export it, from a shell.
 
 Docs: https://annotated-transformer.github.io/annotated-transformer/cli.html.md"""
 
@@ -10,14 +10,14 @@ __all__ = ['CORPORA', 'MODEL_HELP', 'USER_ERRORS', 'Corpus', 'parser', 'run', 'r
 # %% ../nbs/14_cli.ipynb #d9c37f64
 import argparse
 import dataclasses
+import itertools
 import json
 import os
 import sys
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import TextIO, get_args
+from typing import NamedTuple, TextIO, get_args
 
-import pandas as pd
 import torch
 
 from . import __version__
@@ -31,7 +31,7 @@ from annotated_transformer.checkpoints import (
 )
 from .copy_task import train_copy_task
 from .cpu import keep_freed_memory
-from .data import MULTI30K_SPLITS, read_parallel
+from .data import MULTI30K_SPLITS, check_split, read_parallel
 from .decoding import BeamSearch
 from .distributed import distributed
 from .export import FORMATS, QUANTIZATIONS, export, export_source, open_translator, provenance
@@ -40,17 +40,16 @@ from .translation import PRECISIONS, VOCABULARIES, Recipe, Translator, evaluate_
 from .wmt import WMT14, WMT14_FILES, evaluate_wmt14, train_wmt14
 
 # %% ../nbs/14_cli.ipynb #ee31c5fc
-@dataclasses.dataclass(frozen=True)
-class Corpus:
+class Corpus(NamedTuple):
     "What the commands need to know about a corpus."
 
     recipe: Recipe  # the default recipe
-    train: Callable  # (out, recipe, data_dir, resume, keep, device, progress) -> TrainState
+    train: Callable  # a `CorpusTrainer`: (out, recipe, data_dir, resume, **options) -> TrainState
     evaluate: Callable  # (translator, split, data_dir, progress) -> (scores, translations)
-    splits: tuple  # the splits `evaluate` scores
-    test_split: str  # the default one
+    splits: tuple  # the splits `evaluate` scores, the test set (the default) last
     about: str  # for the help
     data_help: str  # where --data-dir defaults to
+    notebook: str  # the notebook whose recipe is the default, for the help
 
 
 CORPORA = {
@@ -59,36 +58,33 @@ CORPORA = {
         train_multi30k,
         evaluate,
         MULTI30K_SPLITS,
-        "test_2016_flickr",
         "German→English on Multi30k",
         "Multi30k files (default: $MULTI30K_DIR, else downloaded once)",
+        "Multi30k",
     ),
     "wmt14": Corpus(
         WMT14,
         train_wmt14,
         evaluate_wmt14,
         tuple(WMT14_FILES),
-        "test",
         "English→German on WMT 2014, the paper's base recipe",
         "WMT 2014 files (default: $WMT14_DIR, else the Hugging Face wmt14 dataset where `datasets` is installed)",
+        "WMT",
     ),
 }
 
 # %% ../nbs/14_cli.ipynb #0f76d09c
 def _add_recipe_options(parser: argparse.ArgumentParser, recipe: Recipe, notebook: str):
-    "One option per recipe field, --field-name, typed like the field; an option not given is None, so `_recipe` knows."
+    "One option per recipe field, --field-name typed like the field (a bool: --name / --no-name); one not given is None."
     group = parser.add_argument_group(f"recipe (defaults: the {notebook} notebook's)")
     for f in dataclasses.fields(recipe):
-        default, flag = getattr(recipe, f.name), "--" + f.name.replace("_", "-")
         kind = next((t for t in get_args(f.type) if t is not type(None)), f.type)  # float | None: float
         choices = {"precision": PRECISIONS, "vocabulary": VOCABULARIES}.get(f.name)
-        if kind is bool:  # --name / --no-name
-            group.add_argument(flag, action=argparse.BooleanOptionalAction, dest=f.name, help=f"default: {default}")
-        else:
-            metavar = "{" + ",".join(choices) + "}" if choices else kind.__name__.upper()
-            group.add_argument(
-                flag, type=kind, dest=f.name, choices=choices, metavar=metavar, help=f"default: {default}"
-            )
+        typed = dict(type=kind, choices=choices, metavar=None if choices else kind.__name__.upper())  # {a,b} or TYPE
+        if kind is bool:
+            typed = dict(action=argparse.BooleanOptionalAction)
+        flag = "--" + f.name.replace("_", "-")
+        group.add_argument(flag, dest=f.name, help=f"default: {getattr(recipe, f.name)}", **typed)
 
 
 def _recipe(args: argparse.Namespace, default: Recipe) -> Recipe | None:
@@ -99,21 +95,7 @@ def _recipe(args: argparse.Namespace, default: Recipe) -> Recipe | None:
     last = args.out / "last.pt"
     return dataclasses.replace(Recipe(**read_checkpoint(last)["recipe"]), **given) if last.exists() else None
 
-
-def _add_search_options(parser: argparse.ArgumentParser):
-    "--beam and --alpha, with the paper's values (§6.1) as defaults, and --no-unk."
-    parser.add_argument("--beam", type=int, default=4, help="beam size; 1 is greedy decoding (default: %(default)s)")
-    parser.add_argument("--alpha", type=float, default=0.6, help="length penalty α (default: %(default)s)")
-    parser.add_argument(
-        "--no-unk", action="store_true", help="never output <unk>: the best word the vocabulary has instead"
-    )
-
-
-def _open_model(args: argparse.Namespace, device: torch.device | None) -> Translator:
-    "The translator of --model, searching as --beam, --alpha and --no-unk say."
-    return open_translator(args.model, device, args.beam, args.alpha, allow_unk=not args.no_unk)
-
-# %% ../nbs/14_cli.ipynb #d908e42d
+# %% ../nbs/14_cli.ipynb #75b2be3b
 def parser() -> argparse.ArgumentParser:
     "The `annotated-transformer` command and its subcommands."
     p = argparse.ArgumentParser(
@@ -121,154 +103,190 @@ def parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     commands = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for add_command in (_add_train, _add_translate, _add_evaluate, _add_average, _add_export):
+        add_command(commands)
+    return p
 
+# %% ../nbs/14_cli.ipynb #d908e42d
+MODEL_HELP = "a checkpoint (last.pt, an average), a model directory, or a CTranslate2 directory (both from export)"
+
+
+def _at_least_one(text: str) -> int:
+    "An argument that counts something: a whole number, 1 or more."
+    if (value := int(text)) < 1:
+        raise argparse.ArgumentTypeError(f"must be 1 or more, not {value}")
+    return value
+
+
+def _add_device_option(command: argparse._ActionsContainer, torchrun: bool = False):
+    "--device, checked by `_device` when the command runs; `torchrun`: the command also runs under torchrun."
+    under_torchrun = "; under torchrun, the process's own" if torchrun else ""
+    command.add_argument("--device", help=f"e.g. cpu or cuda:0 (default: a GPU if there is one{under_torchrun})")
+
+
+def _add_progress_option(command: argparse.ArgumentParser, note: str = ""):
+    "--no-progress, with a `note` on what is printed without the bar."
+    command.add_argument("--no-progress", action="store_true", help=f"no progress bar{note}")
+
+
+def _add_corpus_options(command: argparse.ArgumentParser, purpose: str):
+    "--corpus and --data-dir, for a command that reads a corpus's test set for `purpose`."
+    command.add_argument("--corpus", default="multi30k", choices=CORPORA, help=f"{purpose} (default: %(default)s)")
+    command.add_argument("--data-dir", type=Path, help="the corpus's files (default: as for training)")
+
+
+def _model_command(commands, name: str, help: str, description: str) -> argparse.ArgumentParser:
+    "A command that runs a trained model: the model, its device and its search (§6.1) are a group of options."
+    command = commands.add_parser(name, help=help, description=description)
+    model = command.add_argument_group("the model and its search")
+    model.add_argument("--model", "--checkpoint", dest="model", type=Path, required=True, help=MODEL_HELP)
+    _add_device_option(model)
+    model.add_argument("--beam", type=int, default=4, help="beam size; 1 is greedy decoding (default: %(default)s)")
+    model.add_argument("--alpha", type=float, default=0.6, help="length penalty α (default: %(default)s)")
+    model.add_argument("--no-unk", action="store_true", help="never output <unk>: the vocabulary's best word instead")
+    return command
+
+
+def _open_model(args: argparse.Namespace, device: torch.device | None) -> Translator:
+    "The translator of --model, searching as --beam, --alpha and --no-unk say."
+    return open_translator(args.model, device, args.beam, args.alpha, allow_unk=not args.no_unk)
+
+# %% ../nbs/14_cli.ipynb #869ac155
+def _add_train(commands):
+    "`train copy`, the copy task, and `train CORPUS`, a translator on one of `CORPORA`."
     train = commands.add_parser("train", help="train a model", description="Train a model.")
     tasks = train.add_subparsers(dest="task", required=True, metavar="TASK")
-    copy = tasks.add_parser(
+    p = tasks.add_parser(
         "copy",
         help="the copy task (under a minute on a CPU)",
         description="Train a small Transformer to copy random sequences, then report its accuracy.",
     )
-    copy.add_argument("--epochs", type=int, default=50, help="default: %(default)s")
-    copy.add_argument("--seed", type=int, default=0, help="default: %(default)s")
-    copy.add_argument("--no-progress", action="store_true", help="no progress bar")
-
+    p.add_argument("--epochs", type=int, default=50, help="default: %(default)s")
+    p.add_argument("--seed", type=int, default=0, help="default: %(default)s")
+    _add_progress_option(p)
     for name, corpus in CORPORA.items():
-        task = tasks.add_parser(
-            name,
-            help=corpus.about,
-            description=f"Train a translator: {corpus.about}. Checkpoints go "
-            "to --out every 100 updates and with every weight snapshot; --resume continues an interrupted run from there.",
-        )
-        task.add_argument(
-            "--out", type=Path, default=Path("runs") / name, help="checkpoint directory (default: %(default)s)"
-        )
-        task.add_argument("--data-dir", type=Path, help=corpus.data_help)
-        task.add_argument(
-            "--resume", action="store_true", help="continue the run in --out (more --epochs or --steps extend it)"
-        )
-        task.add_argument(
-            "--device", help="e.g. cpu or cuda:0 (default: a GPU if there is one; under torchrun, the process's own)"
-        )
-        task.add_argument(
-            "--no-progress", action="store_true", help="no progress bar (the snapshot lines are printed anyway)"
-        )
-        task.add_argument(
-            "--start-over",
-            action="store_true",
-            help="delete the files of a run already in --out (last.pt, snapshots, averages) and begin anew",
-        )
-        task.add_argument(
-            "--keep",
-            type=_at_least_one,
-            default=5,
-            help="weight snapshots to keep, the newest, for `average --last` (default: %(default)s)",
-        )
-        task.add_argument(
-            "--process-timeout",
-            type=float,
-            metavar="MINUTES",
-            help="under torchrun: how long a process waits for the others (default: 5 on CPUs, 30 on GPUs)",
-        )
-        _add_recipe_options(task, corpus.recipe, "WMT" if name == "wmt14" else "Multi30k")
+        _add_train_corpus(tasks, name, corpus)
 
-    tr = _model_command(
+
+def _add_train_corpus(tasks, name: str, corpus: Corpus):
+    "`train multi30k`, `train wmt14`: a translator, its checkpoints in --out, its recipe changed by options."
+    p = tasks.add_parser(
+        name,
+        help=corpus.about,
+        description=f"Train a translator: {corpus.about}. Checkpoints go to --out every 100 updates and with "
+        "every weight snapshot; --resume continues an interrupted run from there.",
+    )
+    p.add_argument("--out", type=Path, default=Path("runs") / name, help="checkpoint directory (default: %(default)s)")
+    p.add_argument("--data-dir", type=Path, help=corpus.data_help)
+    p.add_argument(
+        "--resume", action="store_true", help="resume the run in --out (more --epochs, --steps or --minutes extend it)"
+    )
+    _add_device_option(p, torchrun=True)
+    _add_progress_option(p, " (the snapshot lines are printed anyway)")
+    p.add_argument(
+        "--start-over",
+        action="store_true",
+        help="delete the files of a run already in --out (last.pt, snapshots, averages) and begin anew",
+    )
+    p.add_argument(
+        "--keep",
+        type=_at_least_one,
+        default=5,
+        help="weight snapshots to keep, the newest, for `average --last` (default: %(default)s)",
+    )
+    p.add_argument(
+        "--process-timeout",
+        type=float,
+        metavar="MINUTES",
+        help="under torchrun: how long a process waits for the others (default: 5 on CPUs, 30 on GPUs)",
+    )
+    _add_recipe_options(p, corpus.recipe, corpus.notebook)
+
+# %% ../nbs/14_cli.ipynb #fe95af55
+def _add_translate(commands):
+    "`translate`: standard input to standard output."
+    p = _model_command(
         commands,
         "translate",
         help="translate stdin to stdout",
         description="Translate standard input to standard output, one sentence a line, in batches. "
         "An empty line gives an empty line, so the output stays aligned with the input.",
     )
-    tr.add_argument("--max-tokens", type=int, default=4000, help="source tokens per batch (default: %(default)s)")
-    tr.add_argument("--device", help="default: a GPU if there is one")
-    tr.add_argument(
+    p.add_argument("--max-tokens", type=int, default=4000, help="source tokens per batch (default: %(default)s)")
+    p.add_argument(
         "--on-error",
         choices=("stop", "skip"),
         default="stop",
         help="a line that cannot be translated (not UTF-8, too long): stop there, after translating the lines "
         "before it, or skip it, writing an empty line (default: %(default)s)",
     )
-    _add_search_options(tr)
 
-    ev = _model_command(
+
+def _add_evaluate(commands):
+    "`evaluate`: BLEU on a split of a corpus, or on the user's own files."
+    p = _model_command(
         commands,
         "evaluate",
         help="BLEU of a checkpoint on a test set",
         description="Translate a test set (a split of the corpus, or your own files: --source and --reference) and print "
         "sacreBLEU (with its signature) and, for comparison with older tutorials, BLEU on lowercased tokens.",
     )
-    ev.add_argument("--corpus", default="multi30k", choices=CORPORA, help="default: %(default)s")
-    ev.add_argument(
+    _add_corpus_options(p, "the corpus whose --split to score")
+    p.add_argument(
         "--split",
         help="multi30k: " + ", ".join(MULTI30K_SPLITS) + "; wmt14: val (newstest2013), test "
         "(newstest2014) (default: the test set: test_2016_flickr, or newstest2014)",
     )
-    ev.add_argument("--data-dir", type=Path, help="the corpus's files (default: as for training)")
-    ev.add_argument(
+    p.add_argument(
         "--source",
         type=Path,
         help="instead of a split, your own test set: its source sentences, one a line "
         "(plain text, or gzipped if the name ends in .gz)",
     )
-    ev.add_argument("--reference", type=Path, help="with --source: the reference translations, line for line")
-    ev.add_argument("--hypotheses", type=Path, help="also write the translations to this file")
-    ev.add_argument("--json", action="store_true", help="print the scores as JSON")
-    ev.add_argument("--device", help="default: a GPU if there is one")
-    _add_search_options(ev)
+    p.add_argument("--reference", type=Path, help="with --source: the reference translations, line for line")
+    p.add_argument("--hypotheses", type=Path, help="also write the translations to this file")
+    p.add_argument("--json", action="store_true", help="print the scores as JSON")
 
-    av = commands.add_parser(
+# %% ../nbs/14_cli.ipynb #953f135c
+def _add_average(commands):
+    "`average`: checkpoints of one run into one."
+    p = commands.add_parser(
         "average",
         help="average checkpoints into one",
         description="Average the weights of checkpoints of one run (§6.1): the last --last weight snapshots of a run "
         "directory, or the files given. The result translates like any checkpoint.",
     )
-    av.add_argument(
+    p.add_argument(
         "checkpoints", type=Path, nargs="+", metavar="RUN_OR_CHECKPOINT", help="a run directory, or checkpoint files"
     )
-    av.add_argument("--last", type=int, default=5, help="snapshots to take from a run directory (default: %(default)s)")
-    av.add_argument("--out", type=Path, help="the averaged checkpoint (default: average_K.pt in the run directory)")
-    ex = commands.add_parser(
+    p.add_argument("--last", type=int, default=5, help="snapshots to take from a run directory (default: %(default)s)")
+    p.add_argument("--out", type=Path, help="the averaged checkpoint (default: average_K.pt in the run directory)")
+
+
+def _add_export(commands):
+    "`export`: a model directory to share, native or for CTranslate2."
+    p = commands.add_parser(
         "export",
         help="write a model to share: safetensors and JSON, or CTranslate2",
         description="Write a trained model as a directory other tools read: the weights as safetensors, the configuration "
         "and vocabularies as JSON, and a README with the BLEU it scored (--format native); or converted for CTranslate2 "
         "(--format ctranslate2, with --quantization int8 for 8-bit weights). Load it with translate --model DIR.",
     )
-    ex.add_argument(
+    p.add_argument(
         "source",
         type=Path,
         metavar="RUN_OR_CHECKPOINT",
         help="a checkpoint, or a run directory (its newest average_*.pt, else last.pt)",
     )
-    ex.add_argument("--out", type=Path, required=True, help="the directory to write")
-    ex.add_argument("--format", choices=FORMATS, default="native", help="default: %(default)s")
-    ex.add_argument(
+    p.add_argument("--out", type=Path, required=True, help="the directory to write")
+    p.add_argument("--format", choices=FORMATS, default="native", help="default: %(default)s")
+    p.add_argument(
         "--quantization", choices=QUANTIZATIONS, help="with --format ctranslate2: the weights' type (default: float32)"
     )
-    ex.add_argument(
+    p.add_argument(
         "--score", action="store_true", help="score it first (beam 4, α=0.6) on --corpus's test set, for the README"
     )
-    ex.add_argument("--corpus", default="multi30k", choices=CORPORA, help="with --score (default: %(default)s)")
-    ex.add_argument("--data-dir", type=Path, help="with --score: the corpus's files (default: as for training)")
-    return p
-
-
-MODEL_HELP = "a checkpoint (last.pt, an average), a model directory, or a CTranslate2 directory (both from export)"
-
-
-def _at_least_one(text: str) -> int:
-    "An argument that counts something: a whole number, 1 or more."
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be 1 or more, not {value}")
-    return value
-
-
-def _model_command(commands, name: str, help: str, description: str) -> argparse.ArgumentParser:
-    "A command that runs a trained model, given by --model (or --checkpoint)."
-    command = commands.add_parser(name, help=help, description=description)
-    command.add_argument("--model", "--checkpoint", dest="model", type=Path, required=True, help=MODEL_HELP)
-    return command
+    _add_corpus_options(p, "with --score, the corpus to score on")
 
 # %% ../nbs/14_cli.ipynb #c6687bd4
 def _line_problems(translator: Translator, numbered: list[tuple[int, bytes]]) -> tuple[dict, dict]:
@@ -297,16 +315,14 @@ def _translate_stream(
     chunk: int = 1000,
 ) -> int:  # the number of lines skipped
     "Translate `lines` to `out` a chunk at a time; empty lines stay empty; a bad line is named by its number."
-    skipped = 0
-
-    def flush(numbered: list[tuple[int, bytes]]):
-        nonlocal skipped
-        texts, problems = _line_problems(translator, numbered)
+    numbered, skipped = enumerate(lines, 1), 0
+    while block := list(itertools.islice(numbered, chunk)):
+        texts, problems = _line_problems(translator, block)
         stop = min(problems) if problems and on_error == "stop" else None
         if stop:  # translate and write what comes before the bad line, then stop
-            numbered, texts = [(n, r) for n, r in numbered if n < stop], {n: t for n, t in texts.items() if n < stop}
+            block, texts = [(n, r) for n, r in block if n < stop], {n: t for n, t in texts.items() if n < stop}
         translated = dict(zip(texts, translator.translate(list(texts.values()), max_tokens) if texts else []))
-        out.writelines(translated.get(n, "") + "\n" for n, _ in numbered)
+        out.writelines(translated.get(n, "") + "\n" for n, _ in block)
         out.flush()
         if stop:
             raise ValueError(
@@ -316,15 +332,6 @@ def _translate_stream(
         for n in sorted(problems):
             print(f"annotated-transformer: input line {n} skipped: {problems[n]}", file=sys.stderr)
         skipped += len(problems)
-
-    buffer = []
-    for n, raw in enumerate(lines, 1):
-        buffer.append((n, raw))
-        if len(buffer) == chunk:
-            flush(buffer)
-            buffer = []
-    if buffer:
-        flush(buffer)
     return skipped
 
 # %% ../nbs/14_cli.ipynb #fea5ac2e
@@ -337,21 +344,16 @@ def _average(inputs: list[Path], last: int, out: Path | None):
     out = out or run_dir / f"average_{last}.pt"
     if out.resolve() in {p.resolve() for p in paths}:
         raise ValueError(f"--out {out} is one of the checkpoints to average: choose another file.")
-    if out.name == "last.pt" or (
-        out.is_file() and set(TRAINING_STATE) & read_checkpoint(out, mmap=True).keys()
-    ):  # resumable
+    if out.name == "last.pt" or out.is_file() and TRAINING_STATE & read_checkpoint(out, mmap=True).keys():
         raise ValueError(f"--out {out} is where a run keeps the checkpoint it resumes from: choose another file.")
     write_checkpoint(out, average_checkpoints(paths))
-    print(
-        f"averaged {', '.join(p.name for p in paths)} into {out}; translate with: "
-        f"annotated-transformer translate --checkpoint {out}"
-    )
+    names = ", ".join(p.name for p in paths)
+    print(f"averaged {names} into {out}; translate with: annotated-transformer translate --checkpoint {out}")
 
 # %% ../nbs/14_cli.ipynb #9c92b5ab
 def _train_copy(args: argparse.Namespace):
     "The copy task, in one process: under torchrun, in its first process only, saying so."
-    world_size = int(os.environ.get("WORLD_SIZE", 1))
-    if world_size > 1:
+    if (world_size := int(os.environ.get("WORLD_SIZE", 1))) > 1:
         if int(os.environ.get("RANK", 0)) != 0:
             return
         print(
@@ -361,11 +363,22 @@ def _train_copy(args: argparse.Namespace):
         )
     print(train_copy_task(args.epochs, args.seed, progress=not args.no_progress))
 
+
+def _train(args: argparse.Namespace, device: torch.device | None):
+    "Train a translator on the corpus `args.task` names: under torchrun in each of its processes, else in this one."
+    corpus = CORPORA[args.task]
+    options = dict(device=device, keep=args.keep, progress=not args.no_progress, start_over=args.start_over)
+    with distributed(timeout_minutes=args.process_timeout) as processes:
+        corpus.train(args.out, _recipe(args, corpus.recipe), args.data_dir, args.resume, processes=processes, **options)
+    if processes.is_main:
+        print(
+            f"done: {args.out / 'last.pt'}; average its last snapshots with: annotated-transformer average {args.out}; "
+            f"score a checkpoint with: annotated-transformer evaluate --corpus {args.task} --checkpoint CHECKPOINT"
+        )
+
 # %% ../nbs/14_cli.ipynb #2bf0f427
-def _evaluate(
-    args: argparse.Namespace, device: torch.device | None
-) -> tuple[dict, pd.DataFrame]:  # scores, translations
-    "Score the checkpoint on the files given (--source, --reference), or on a split of the corpus."
+def _evaluate(args: argparse.Namespace, device: torch.device | None):
+    "Score the model on a split of the corpus, or on the files given (--source, --reference), and print the scores."
     if args.source or args.reference:
         if not (args.source and args.reference) or args.split:
             raise ValueError(
@@ -373,34 +386,37 @@ def _evaluate(
             )
         pairs = read_parallel(args.source, args.reference)
         scores, outputs = evaluate_pairs(_open_model(args, device), pairs, progress=True)
-        return dict(split=str(args.source), **scores), outputs
-    corpus = CORPORA[args.corpus]
-    split = args.split or corpus.test_split
-    if split not in corpus.splits:
-        raise ValueError(f"{args.corpus} has no split {split!r}; choose one of {corpus.splits}.")
-    return corpus.evaluate(_open_model(args, device), split, args.data_dir, progress=True)
+        scores = dict(split=str(args.source), **scores)
+    else:
+        corpus = CORPORA[args.corpus]
+        split = args.split or corpus.splits[-1]
+        check_split(split, corpus.splits, args.corpus)  # before the model is loaded
+        scores, outputs = corpus.evaluate(_open_model(args, device), split, args.data_dir, progress=True)
+    if args.hypotheses:
+        text = "\n".join(outputs.hypothesis) + "\n"
+        write_atomically(args.hypotheses, lambda tmp: tmp.write_text(text, encoding="utf-8"))
+    if args.json:
+        print(json.dumps({k: v for k, v in scores.items() if k != "detail"}))
+    else:
+        print(
+            f"{scores['split']}: sacreBLEU {scores['sacrebleu']:.2f}  ({scores['signature']})\n{scores['detail']}\n"
+            f"tokenized, lowercased BLEU (older tutorials' measure): {scores['tokenized_lowercase_bleu']:.2f}"
+        )
 
 # %% ../nbs/14_cli.ipynb #d691e0a1
 def _export(args: argparse.Namespace, device: torch.device | None):
     "Write the model of a checkpoint or run as --format says, scored first if --score."
     path = export_source(args.source)
     translator = Translator.from_checkpoint(path, device, BeamSearch(4, 0.6))
-    about = provenance(path)
+    about, note = provenance(path), ""
     if args.score:
         corpus = CORPORA[args.corpus]
-        scores, _ = corpus.evaluate(translator, corpus.test_split, args.data_dir, progress=True)
-        about["scores"] = dict(
-            split=scores["split"],
-            search="beam 4, α = 0.6",
-            sacrebleu=scores["sacrebleu"],
-            signature=scores["signature"],
-        )
+        scores, _ = corpus.evaluate(translator, corpus.splits[-1], args.data_dir, progress=True)
+        bleu = {k: scores[k] for k in ("sacrebleu", "signature")}
+        about["scores"] = dict(split=scores["split"], search="beam 4, α = 0.6", **bleu)
+        note = f" ({bleu['sacrebleu']:.2f} sacreBLEU)"
     out = export(translator, args.out, args.format, args.quantization, about)
-    print(
-        f"exported {path} to {out}"
-        + (f" ({about['scores']['sacrebleu']:.2f} sacreBLEU)" if args.score else "")
-        + f"; translate with: annotated-transformer translate --model {out}"
-    )
+    print(f"exported {path} to {out}{note}; translate with: annotated-transformer translate --model {out}")
 
 # %% ../nbs/14_cli.ipynb #1e76ba36
 def _device(name: str | None) -> torch.device | None:
@@ -412,9 +428,7 @@ def _device(name: str | None) -> torch.device | None:
     except RuntimeError:
         raise ValueError(f"--device {name!r} is not a device; give one such as cpu, cuda or cuda:1.") from None
     if device.type == "cuda" and not torch.cuda.is_available():
-        raise ValueError(
-            f"--device {name}: this machine has no CUDA GPU (or PyTorch was built without CUDA); use --device cpu."
-        )
+        raise ValueError(f"--device {name}: this machine has no CUDA GPU (or PyTorch lacks CUDA); use --device cpu.")
     if device.type == "cuda" and (device.index or 0) >= torch.cuda.device_count():
         raise ValueError(f"--device {name}: this machine has {torch.cuda.device_count()} GPU(s), numbered from 0.")
     return device
@@ -426,45 +440,15 @@ def run(args: argparse.Namespace):
     if args.command == "train" and args.task == "copy":
         _train_copy(args)
     elif args.command == "train":
-        corpus = CORPORA[args.task]
-        with distributed(
-            timeout_minutes=args.process_timeout
-        ) as processes:  # under torchrun, one of its processes; else the only one
-            corpus.train(
-                args.out,
-                _recipe(args, corpus.recipe),
-                args.data_dir,
-                args.resume,
-                device=device,
-                keep=args.keep,
-                progress=not args.no_progress,
-                processes=processes,
-                start_over=args.start_over,
-            )
-        if processes.is_main:
-            print(
-                f"done: {args.out / 'last.pt'}; average its last snapshots with: annotated-transformer average {args.out}; "
-                f"score a checkpoint with: annotated-transformer evaluate --corpus {args.task} --checkpoint CHECKPOINT"
-            )
+        _train(args, device)
     elif args.command == "average":
         _average(args.checkpoints, args.last, args.out)
     elif args.command == "translate":
-        translator = _open_model(args, device)
-        _translate_stream(translator, sys.stdin.buffer, sys.stdout, args.max_tokens, args.on_error)
+        _translate_stream(_open_model(args, device), sys.stdin.buffer, sys.stdout, args.max_tokens, args.on_error)
     elif args.command == "export":
         _export(args, device)
     elif args.command == "evaluate":
-        scores, outputs = _evaluate(args, device)
-        if args.hypotheses:
-            text = "\n".join(outputs.hypothesis) + "\n"
-            write_atomically(args.hypotheses, lambda tmp: tmp.write_text(text, encoding="utf-8"))
-        if args.json:
-            print(json.dumps({k: v for k, v in scores.items() if k != "detail"}))
-        else:
-            print(
-                f"{scores['split']}: sacreBLEU {scores['sacrebleu']:.2f}  ({scores['signature']})\n{scores['detail']}\n"
-                f"tokenized, lowercased BLEU (older tutorials' measure): {scores['tokenized_lowercase_bleu']:.2f}"
-            )
+        _evaluate(args, device)
 
 # %% ../nbs/14_cli.ipynb #c9134a23
 USER_ERRORS = (OSError, ValueError)  # what a user can fix (a missing file, a full disk, a bad value): said in one line
@@ -506,8 +490,6 @@ def main(argv: list[str] | None = None) -> int:
     keep_freed_memory()  # once for the whole process: see the CPU notebook
     return report_errors("annotated-transformer", lambda: run(args))
 
-# %% ../nbs/14_cli.ipynb #ff9b3474
-if (
-    __name__ == "__main__" and Path(sys.argv[0]).name == "cli.py"
-):  # python -m annotated_transformer.cli (not a notebook kernel)
+
+if __name__ == "__main__" and Path(sys.argv[0]).name == "cli.py":  # python -m annotated_transformer.cli, not a kernel
     sys.exit(main())

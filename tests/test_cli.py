@@ -38,12 +38,18 @@ def train_state(checkpoint: Path) -> dict:
 
 
 def test_console_script_help():
-    "The installed `annotated-transformer` script exists and its help lists the commands."
+    "The installed `annotated-transformer` script exists, its help lists the commands, and each command's help works."
     script = Path(sys.executable).parent / "annotated-transformer"
-    out = subprocess.run([script, "--help"], capture_output=True, text=True, check=True).stdout
-    for command in ("train", "translate", "evaluate"):
-        assert command in out
-    assert "--resume" in subprocess.run([script, "train", "multi30k", "--help"], capture_output=True, text=True).stdout
+
+    def help_of(*command: str) -> str:
+        return subprocess.run([script, *command, "--help"], capture_output=True, text=True, check=True).stdout
+
+    commands = ("train", "translate", "evaluate", "average", "export")
+    assert all(command in help_of() for command in commands)
+    for command in (*commands, "train copy", "train wmt14"):
+        assert help_of(*command.split()).startswith(f"usage: annotated-transformer {command}")
+    assert "--resume" in help_of("train", "multi30k")
+    assert "the model and its search:\n  --model MODEL, --checkpoint MODEL" in help_of("translate")
 
 
 def test_errors_are_one_line_with_status_2(tmp_path: Path):
