@@ -71,7 +71,7 @@ class Processes:
         return obj  # the main process's `obj`, in every process
 
     def wrap(self, model: nn.Module) -> nn.Module:
-        return model  # what the training loop calls forward on
+        return model  # what the trainer calls forward on
 
     def accumulating(self, net: nn.Module):
         return contextlib.nullcontext()  # around a backward pass that only accumulates
