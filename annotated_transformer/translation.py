@@ -295,7 +295,7 @@ def read_description(
         raise ValueError(f"{path / name} is not valid JSON ({e}): it was altered or cut short.") from None
     if not isinstance(config, dict) or config.get("format") != format:
         found = config.get("format") if isinstance(config, dict) else None
-        raise ValueError(f"{path} is a model directory of format {found!r}; this reads {format!r}.")
+        raise ValueError(f"{path} is a model directory of format {found!r}; this version reads {format!r}.")
     bpe = dict(bpe=(path / "bpe.model").read_bytes()) if config.get("vocabulary") == "bpe" else {}
     return dict(config, **bpe)
 

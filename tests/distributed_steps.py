@@ -10,9 +10,9 @@ import torch
 from annotated_transformer.data import BOS, EOS, PAD, batch_loader
 from annotated_transformer.distributed import distributed
 from annotated_transformer.model import make_model
+from annotated_transformer.runs import _epoch_batches
 from annotated_transformer.trainer import Trainer
 from annotated_transformer.training import LabelSmoothing
-from annotated_transformer.translation import _epoch_batches
 
 VOCAB, STEPS = 20, 20  # 20 updates of 2 batches: past the end of the first epoch (about 30 batches)
 
