@@ -8,11 +8,13 @@ Docs: https://annotated-transformer.github.io/annotated-transformer/copy_task.ht
 __all__ = ['VOCAB', 'copy_batches', 'CopyTaskResult', 'copy_accuracy', 'train_copy_task']
 
 # %% ../nbs/04_copy_task.ipynb #5ec2ad62
+import time
 from dataclasses import dataclass
 
 import pandas as pd
 import torch
 import torch.nn.functional as F
+from tqdm.auto import tqdm
 
 from .decoding import greedy_decode
 from .model import EncoderDecoder, make_model
@@ -45,14 +47,14 @@ class CopyTaskResult:
 
     model: EncoderDecoder
     history: pd.DataFrame  # one row per update, from `train`
+    seconds: float  # training time
     accuracy: float  # share of fresh sequences copied exactly
     examples: pd.DataFrame  # a few sources and their decoded outputs
 
     def __str__(self) -> str:
         "A short report: final loss, training time, examples and accuracy."
-        last = self.history.iloc[-1]
         return (
-            f"{len(self.history)} updates in {last.elapsed_s:.0f} s, final loss {last.loss:.3f}\n\n"
+            f"{len(self.history)} updates in {self.seconds:.0f} s, final loss {self.history.loss.iloc[-1]:.3f}\n\n"
             f"{self.examples.to_string(index=False)}\n\nexact copies: {self.accuracy:.1%} of fresh random sequences"
         )
 
@@ -89,8 +91,10 @@ def train_copy_task(
     model = make_model(VOCAB, VOCAB, N=2, d_model=64, d_ff=128, h=4, dropout=0.1)
     optimizer, scheduler = paper_optimizer(model, d_model=64, factor=2.0, warmup=200)
     criterion = LabelSmoothing(VOCAB, padding_idx=PAD, eps_ls=0.0)
-    history = train(
-        model, lambda epoch: copy_batches(epoch, seed=seed), criterion, optimizer, scheduler, epochs, progress=progress
+    batches = lambda epoch: tqdm(  # a bar per epoch, while it trains
+        copy_batches(epoch, seed=seed), desc=f"epoch {epoch + 1}/{epochs}", leave=False, disable=not progress
     )
-    accuracy, examples = copy_accuracy(model)
-    return CopyTaskResult(model, history, accuracy, examples)
+    start = time.perf_counter()
+    history = train(model, batches, criterion, optimizer, scheduler, epochs)
+    seconds = time.perf_counter() - start
+    return CopyTaskResult(model, history, seconds, *copy_accuracy(model))

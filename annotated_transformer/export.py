@@ -9,8 +9,6 @@ __all__ = ['CT2_FORMAT', 'TOKENIZATION', 'CT2_USE', 'QUANTIZATIONS', 'DROPPED', 
            'ctranslate2_spec', 'export_ctranslate2', 'CT2Translator', 'export', 'open_translator']
 
 # %% ../nbs/10_export.ipynb #8ab872da
-import json
-import tempfile
 from itertools import groupby
 from pathlib import Path
 
@@ -18,16 +16,11 @@ import torch
 from torch import nn
 from tqdm.auto import tqdm
 
-from .checkpoints import read_checkpoint, write_atomically
+from .checkpoints import read_checkpoint
 from .decoding import BeamSearch
+from .recipe import saved_vocabularies
 from .training import SPECIALS
-from annotated_transformer.translation import (
-    Translator,
-    model_card,
-    model_description,
-    save_pretrained,
-    saved_vocabularies,
-)
+from .translation import Translator, read_description, save_pretrained, write_description
 
 # %% ../nbs/10_export.ipynb #782f9e26
 def export_source(
@@ -174,13 +167,8 @@ def export_ctranslate2(
             return ctranslate2_spec(translator)
 
     Converter().convert(str(out), quantization=quantization, force=True)
-    description, bpe = model_description(translator, about)
-    if bpe:
-        write_atomically(out / "bpe.model", lambda p: p.write_bytes(bpe))
-    config = dict(format=CT2_FORMAT, quantization=quantization or "float32", **description)
-    write_atomically(out / TOKENIZATION, lambda p: p.write_text(json.dumps(config, ensure_ascii=False, indent=1)))
-    card = model_card(config, sum(p.numel() for p in translator.model.parameters()), CT2_USE)
-    write_atomically(out / "README.md", lambda p: p.write_text(card))
+    head = dict(format=CT2_FORMAT, quantization=quantization or "float32")
+    write_description(out, translator, head, TOKENIZATION, about, CT2_USE)  # as a model directory has them
     return out
 
 # %% ../nbs/10_export.ipynb #af374728
@@ -199,14 +187,8 @@ class CT2Translator(Translator):
         threads: int = 0,  # CPU threads for one translation; 0: CTranslate2's default
         allow_unk: bool = True,  # False: never output <unk> (CTranslate2's disable_unk), as `BeamSearch`
     ):
-        path = Path(path)
-        config = (
-            json.loads((path / TOKENIZATION).read_text(encoding="utf-8")) if (path / TOKENIZATION).is_file() else {}
-        )
-        if config.get("format") != CT2_FORMAT:
-            raise ValueError(f"{path} is not a CTranslate2 directory written by `export --format ctranslate2`.")
-        bpe = dict(bpe=(path / "bpe.model").read_bytes()) if config["vocabulary"] == "bpe" else {}
-        self.src_tok, self.tgt_tok, self.src_vocab, self.tgt_vocab = saved_vocabularies(dict(config, **bpe))
+        config = read_description(Path(path), TOKENIZATION, CT2_FORMAT)  # and the BPE model, for a BPE vocabulary
+        self.src_tok, self.tgt_tok, self.src_vocab, self.tgt_vocab = saved_vocabularies(config)
         self.model, self.max_len, self.beam, self.alpha = None, config["model"]["max_len"], beam, alpha
         self.allow_unk = allow_unk
         self.engine = _ctranslate2().Translator(str(path), device=device, intra_threads=threads)

@@ -1,9 +1,14 @@
 import os
 from pathlib import Path
 
-import pytest
+# `make test` runs on several workers (pytest-xdist): each worker, and the kernels and commands it starts, gets its
+# share of the cores, since PyTorch's threads on a busy core run many times slower. Set before PyTorch is imported.
+if (workers := int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))) > 1:
+    os.environ.setdefault("OMP_NUM_THREADS", str(max(1, (os.cpu_count() or 1) // workers)))
 
-from annotated_transformer.data import DownloadError, multi30k_dir
+import pytest  # noqa: E402
+
+from annotated_transformer.data import DownloadError, multi30k_dir  # noqa: E402
 
 
 def pytest_addoption(parser):

@@ -10,8 +10,9 @@ import torch
 from annotated_transformer.data import BOS, EOS, PAD, batch_loader
 from annotated_transformer.distributed import distributed
 from annotated_transformer.model import make_model
-from annotated_transformer.training import LabelSmoothing, train
-from annotated_transformer.translation import _epoch_batches
+from annotated_transformer.runs import _epoch_batches
+from annotated_transformer.trainer import Trainer
+from annotated_transformer.training import LabelSmoothing
 
 VOCAB, STEPS = 20, 20  # 20 updates of 2 batches: past the end of the first epoch (about 30 batches)
 
@@ -32,16 +33,10 @@ def setup():
 
 
 def run(model, optimizer, scheduler, loader, **kwargs):
-    return train(
-        model,
-        _epoch_batches(loader),
-        LabelSmoothing(VOCAB, PAD, 0.1),
-        optimizer,
-        scheduler,
-        steps=STEPS,
-        progress=False,
-        **kwargs,
-    )
+    "Train for `STEPS` updates; `kwargs` go to the `Trainer` (`processes`, `accum_iter`)."
+    criterion = LabelSmoothing(VOCAB, PAD, 0.1)
+    trainer = Trainer(model, _epoch_batches(loader), criterion, optimizer, scheduler, progress=False, **kwargs)
+    return trainer.fit(steps=STEPS)
 
 
 if __name__ == "__main__":

@@ -33,7 +33,7 @@ def images_from_root(text: str) -> str:
 def page_links_to_notebooks(text: str) -> str:
     """Point links such as `(attention.html)` at the notebook that page is made from, `(nbs/00_attention.ipynb)`,
     and links to the website's other pages (`(api.html)`) at the published website."""
-    pages = {re.sub(r"^\d+_", "", nb.stem): nb for nb in (ROOT / "nbs").glob("*.ipynb")}
+    pages = {re.sub(r"^\d+[a-z]?_", "", nb.stem): nb for nb in (ROOT / "nbs").glob("*.ipynb")}
     website = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["urls"]["Documentation"]
 
     def relink(m):
