@@ -32,8 +32,9 @@ from .decoding import BeamSearch
 from .export import CT2Translator, export_ctranslate2
 from .model import EncoderDecoder, TransformerConfig, build_model, load_torch_layer
 from .multi30k import MULTI30K, prepare_multi30k
+from .recipe import PRECISIONS, autocast_dtype, translation_model
 from .training import Batch, LabelSmoothing, batch_loss, paper_optimizer
-from .translation import PRECISIONS, Translator, autocast_dtype, translation_model
+from .translation import Translator
 
 # %% ../nbs/15_performance.ipynb #acf7a3ce
 class TorchEncoder(nn.Module):

@@ -37,7 +37,7 @@ class Checkpoint(TypedDict, total=False):
     scheduler: dict
     train_state: dict  # the `TrainState` as a dict
     rng: dict | list[dict]  # generator states: one process's, or every process's in rank order
-    # of a translation run (the translation notebook)
+    # of a translation run (the runs notebook)
     recipe: dict  # the `Recipe` as a dict
     run_id: str  # shared by a run's `last.pt` and its snapshots
     pairs_sha256: str  # digest of the training and validation pairs

@@ -36,7 +36,8 @@ from .decoding import BeamSearch
 from .distributed import distributed
 from .export import FORMATS, QUANTIZATIONS, export, export_source, open_translator, provenance
 from .multi30k import MULTI30K, evaluate, train_multi30k
-from .translation import PRECISIONS, VOCABULARIES, Recipe, Translator, evaluate_pairs
+from .recipe import PRECISIONS, VOCABULARIES, Recipe
+from .translation import Translator, evaluate_pairs
 from .wmt import WMT14, WMT14_FILES, evaluate_wmt14, train_wmt14
 
 # %% ../nbs/14_cli.ipynb #ee31c5fc

@@ -14,14 +14,9 @@ from typing import TYPE_CHECKING
 import pandas as pd
 
 from .data import load_multi30k
-from annotated_transformer.translation import (
-    CorpusTrainer,
-    ParallelData,
-    Recipe,
-    Translator,
-    evaluate_pairs,
-    prepare_data,
-)
+from .recipe import ParallelData, Recipe, prepare_data
+from .runs import CorpusTrainer
+from .translation import Translator, evaluate_pairs
 
 if TYPE_CHECKING:
     import altair as alt  # imported where a chart is drawn

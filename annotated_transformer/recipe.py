@@ -27,9 +27,9 @@ class Recipe:
     src_lang: str = "de"  # translate from
     tgt_lang: str = "en"  # translate into
     N: int = 3  # layers per stack
-    d_model: int = 256
-    d_ff: int = 1024
-    h: int = 8
+    d_model: int = 256  # model width (§3.2.2)
+    d_ff: int = 1024  # inner width of the feed-forward network (§3.3)
+    h: int = 8  # attention heads (§3.2.2)
     dropout: float = 0.2  # P_drop (§5.4)
     inner_dropout: float | None = None  # on the attention weights and the feed-forward hidden layer; None: P_drop
     norm_first: bool = False  # pre-norm layers (a deviation from the paper); False: the paper's post-norm
@@ -43,15 +43,13 @@ class Recipe:
     steps: int = 0  # stop after this many updates (0: no limit)
     minutes: float = 0  # stop sooner, at an epoch's end, if one more would end past this training time (0: no limit)
     factor: float = 0.7  # scales Eq. (3)
-    warmup: int = 800
+    warmup: int = 800  # warmup_steps of Eq. (3)
     cooldown: float = 0  # epochs before the end over which the rate falls linearly to 0 (`recipe_optimizer`)
-    eps_ls: float = 0.1
+    eps_ls: float = 0.1  # label smoothing ε_ls (§5.4)
     precision: str = "auto"  # "auto" (bfloat16 where supported), "bf16" or "fp32"
     cpu_speedups: bool = True  # on a CPU, train with the cheaper dropout mask of `use_cpu_speedups`
-    seed: int = 0
-    snapshot_minutes: float = (
-        0  # weights kept for averaging: 0, after every epoch; else on this interval of training time
-    )
+    seed: int = 0  # seeds the initial weights, dropout and the order of the batches
+    snapshot_minutes: float = 0  # weights kept for averaging: 0, after every epoch; else every this many minutes
 
     def __post_init__(self):
         if self.vocabulary not in VOCABULARIES:

@@ -26,22 +26,7 @@ from .checkpoints import Checkpoint, read_checkpoint, write_atomically
 from .data import BOS, EOS, BPETokenizer, TokenBudgetSampler, Tokenizer, Vocab, collate, sha256
 from .decoding import greedy_search
 from .model import EncoderDecoder, TransformerConfig, build_model
-
-# the recipe's and the run's names that were imported from this module before they moved stay importable from it
-from annotated_transformer.recipe import (  # noqa: F401
-    PRECISIONS,
-    VOCABULARIES,
-    ParallelData,
-    Recipe,
-    autocast_dtype,
-    default_device,
-    learning_rates,
-    prepare_data,
-    saved_vocabularies,
-    translation_model,
-    vocabulary_data,
-)
-from .runs import CorpusTrainer, mean_loss, train_translator  # noqa: F401
+from .recipe import default_device, saved_vocabularies, vocabulary_data
 from .training import Batch
 
 # %% ../nbs/08c_translation.ipynb #d2658f74

@@ -20,7 +20,9 @@ import torch
 from .checkpoints import average_checkpoints, last_checkpoints, write_checkpoint
 from .data import check_split, find_corpus_file, read_parallel
 from .decoding import BeamSearch
-from .translation import CorpusTrainer, Recipe, Translator, evaluate_pairs
+from .recipe import Recipe
+from .runs import CorpusTrainer
+from .translation import Translator, evaluate_pairs
 
 # %% ../nbs/12_wmt.ipynb #47e8f1d0
 WMT14_FILES = {
