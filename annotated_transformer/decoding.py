@@ -178,12 +178,12 @@ def beam_search(
         step.select(_advance(beams, best, done))
     return _best(beams.finished, src.device)
 
-# %% ../nbs/03_decoding.ipynb #d3dc1262
+# %% ../nbs/03_decoding.ipynb #63ac60b3
 def _check_vocab(vocab: int, beam: int):
     if vocab < 2 * beam:
         raise ValueError(f"A beam of {beam} needs a vocabulary of at least {2 * beam} tokens; this one has {vocab}.")
 
-
+# %% ../nbs/03_decoding.ipynb #a02ad63b
 class Extensions(NamedTuple):
     "Each sentence's 2k best one-token extensions of its beam, best first: (alive, 2k) each."
 
@@ -198,7 +198,7 @@ def _extensions(scores: Tensor, logp: Tensor) -> Extensions:  # (alive, k) and (
     parent = torch.arange(alive, device=logp.device).unsqueeze(1) * k + index // vocab  # (alive, 2k) rows of ys
     return Extensions(score, parent, token=index % vocab)
 
-
+# %% ../nbs/03_decoding.ipynb #e48bdc00
 def _finish(beams: Beams, best: Extensions, *, length: int, alpha: float) -> Tensor:  # (alive,) bool
     "Set aside the extensions that end with </s> among each sentence's k best, with their s(Y, X); which have k now."
     for i, j in (best.token[:, : beams.k] == EOS).nonzero().tolist():
@@ -208,7 +208,7 @@ def _finish(beams: Beams, best: Extensions, *, length: int, alpha: float) -> Ten
             beams.finished[sentence].append(Hypothesis(logp / length_penalty(length, alpha), tokens))
     return torch.tensor([len(beams.finished[s]) >= beams.k for s in beams.alive.tolist()], device=best.token.device)
 
-
+# %% ../nbs/03_decoding.ipynb #2879b124
 def _advance(beams: Beams, best: Extensions, done: Tensor) -> Tensor:  # done: (alive,) -> rows kept (alive' * k,)
     "Extend each sentence still searched by its k best extensions that do not end; drop the sentences `done`."
     going_on = best.token != EOS  # (alive, 2k)
@@ -218,7 +218,7 @@ def _advance(beams: Beams, best: Extensions, done: Tensor) -> Tensor:  # done: (
     beams.scores, beams.alive = best.score[keep].view(-1, beams.k), beams.alive[~done]
     return rows
 
-
+# %% ../nbs/03_decoding.ipynb #1a797aac
 def _best(finished: list[list[Hypothesis]], device: torch.device) -> tuple[Tensor, Tensor]:  # (batch, T), (batch,)
     "The best finished hypothesis of each sentence, padded into one tensor."
     best = [max(hyps, key=lambda h: h.score) for hyps in finished]
