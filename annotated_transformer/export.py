@@ -195,7 +195,7 @@ class CT2Translator(Translator):
 
     def translate(self, sentences: list[str], max_tokens: int = 4000, progress: bool = False) -> list[str]:
         "Translations of `sentences`, in batches of one length each (so that each has our limit), by CTranslate2's search."
-        ids, outputs = self.encode(sentences), [None] * len(sentences)
+        ids, outputs = self.encode(sentences), [""] * len(sentences)  # an empty sentence stays empty
         batches = [
             list(same) for b in self.length_batches(ids, max_tokens) for _, same in groupby(b, lambda j: len(ids[j]))
         ]

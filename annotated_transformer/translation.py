@@ -119,6 +119,10 @@ class Translator:
 
     def encode(self, sentences: list[str]) -> list[list[int]]:  # per sentence, its source ids, </s> last
         "The sentences tokenized and mapped to the source vocabulary."
+        if not isinstance(sentences, list | tuple) or not all(isinstance(s, str) for s in sentences):
+            raise TypeError(
+                f"Give the sentences as a list of strings, e.g. ['Ein Hund läuft.'], not {sentences!r:.60}."
+            )
         return [self.src_vocab.encode(t) + [EOS] for t in self.src_tok.tokenize_all(sentences)]
 
     def too_long(self, ids: list[list[int]]) -> list[int]:  # indices into `ids`
@@ -130,14 +134,17 @@ class Translator:
         ids: list[list[int]],  # encoded sentences
         max_tokens: int = 4000,  # source tokens per batch, padding included
     ) -> list[list[int]]:  # indices into `ids`, a list per batch
-        "The encoded sentences grouped by length (in length order), after checking that the model can take each."
+        "The encoded sentences that hold a token, grouped by length (in length order), after checking the model can take each."
         if too_long := self.too_long(ids):
             raise ValueError(
                 f"Sentence(s) {[i + 1 for i in too_long[:10]]} are too long for this model ({self.max_len} "
                 "positions, including 50 for the output to grow): split them into shorter sentences."
             )
-        lengths = [len(s) for s in ids]
-        return TokenBudgetSampler(lengths, lengths, max_tokens, shuffle=False).batches(0)
+        kept = [i for i, s in enumerate(ids) if len(s) > 1]  # a sentence of no tokens (</s> alone) stays empty
+        lengths = [len(ids[i]) for i in kept]
+        return [
+            [kept[j] for j in b] for b in TokenBudgetSampler(lengths, lengths, max_tokens, shuffle=False).batches(0)
+        ]
 
     def source_batches(
         self,
@@ -157,11 +164,9 @@ class Translator:
         max_tokens: int = 4000,  # source tokens per batch, padding included
         progress: bool = False,
     ) -> list[str]:  # their translations, in the same order
-        "Translations of `sentences` by `self.search`, decoded in batches of similar length."
-        outputs = [None] * len(sentences)
-        for batch, b in tqdm(
-            self.source_batches(sentences, max_tokens), desc="translate", unit="batch", disable=not progress
-        ):
+        "Translations of `sentences` by `self.search`, decoded in batches of similar length; an empty one stays empty."
+        batches, outputs = self.source_batches(sentences, max_tokens), [""] * len(sentences)
+        for batch, b in tqdm(batches, desc="translate", unit="batch", disable=not progress):
             for i, row in zip(batch, self.search(self.model, b.src, b.src_mask).tolist()):
                 outputs[i] = self.tgt_tok.detokenize(self.tgt_vocab.decode(row))
         return outputs

@@ -5,7 +5,9 @@ run's files as they were. The training-side cases (a second run in a locked dire
 recipe values out of range, a full disk while saving) are demonstrated in the notebooks; these are the ones a
 user reaches through the commands' input and output."""
 
+import gzip
 import hashlib
+import json
 import pickle
 import resource
 import shutil
@@ -409,3 +411,18 @@ def test_an_exported_model_translates_as_its_checkpoint(run: Path, model_dir: Pa
     from_directory = cli("translate", "--model", str(model_dir), input=text, capture_output=True)
     assert from_checkpoint.returncode == from_directory.returncode == 0, from_directory.stderr
     assert from_directory.stdout == from_checkpoint.stdout and from_directory.stdout.count(b"\n") == 2
+
+
+def test_a_byte_order_mark_in_a_reference_changes_no_score(run: Path, tmp_path: Path, multi30k: Path):
+    "`evaluate --reference` of a file an editor saved with a byte-order mark scores as the file without one."
+    source, hypotheses = tmp_path / "test.de", tmp_path / "hypotheses.en"
+    lines = gzip.decompress((multi30k / "test_2016_flickr.de.gz").read_bytes()).splitlines()[:20]
+    source.write_bytes(b"\n".join(lines) + b"\n")
+    evaluate = f"evaluate --model {run / 'last.pt'} --beam 1 --source {source} --json".split()
+    first = cli(*evaluate, "--reference", str(source), "--hypotheses", str(hypotheses), capture_output=True)
+    assert first.returncode == 0, first.stderr
+    marked = tmp_path / "marked.en"  # the model's own translations as the reference: a perfect score
+    marked.write_bytes(b"\xef\xbb\xbf" + hypotheses.read_bytes())
+    scored = cli(*evaluate, "--reference", str(marked), capture_output=True, text=True)
+    assert scored.returncode == 0, scored.stderr
+    assert abs(json.loads(scored.stdout)["sacrebleu"] - 100) < 1e-6, scored.stdout
