@@ -1,4 +1,4 @@
-"""A dropout mask drawn from a quarter of the random numbers, memory the allocator keeps from one step to the next, and the one switch that turns both on for training: machinery, measured, apart from the paper.
+"""A dropout mask drawn from a quarter of the random numbers, memory the allocator keeps from one step to the next, and the one switch that puts the cheaper mask into a model for training: machinery, measured, apart from the paper.
 
 Docs: https://annotated-transformer.github.io/annotated-transformer/cpu.html.md"""
 
