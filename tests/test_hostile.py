@@ -419,6 +419,7 @@ def test_a_byte_order_mark_in_a_reference_changes_no_score(run: Path, tmp_path: 
     lines = gzip.decompress((multi30k / "test_2016_flickr.de.gz").read_bytes()).splitlines()[:20]
     source.write_bytes(b"\n".join(lines) + b"\n")
     evaluate = f"evaluate --model {run / 'last.pt'} --beam 1 --source {source} --json".split()
+    # a first evaluation only to have the model's translations written to `hypotheses`; its score is not looked at
     first = cli(*evaluate, "--reference", str(source), "--hypotheses", str(hypotheses), capture_output=True)
     assert first.returncode == 0, first.stderr
     marked = tmp_path / "marked.en"  # the model's own translations as the reference: a perfect score
