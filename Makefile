@@ -1,7 +1,7 @@
 # The project's commands. Everything runs in a virtual environment, $(VENV), made on first use.
 #   make demo    set up, train the copy-task model, print examples and its accuracy
 #   make test    the test command: pytest tests/, which runs every notebook once in a Jupyter kernel
-#   make docs    the website, from the notebooks, into _docs/ (offline; no Quarto needed)
+#   make docs    the website, from the notebooks, into _docs/ (no Quarto needed); MODEL=DIR: the model it runs
 #   make bench   our model against nn.Transformer and CTranslate2: training, decoding, serving, padding (runs/bench/)
 #   make lint    ruff check and ruff format --check, over the notebooks, tests/ and tools/
 #   make dist    the wheel and the source distribution, into dist/, checked by twine
@@ -63,8 +63,8 @@ format: $(VENV)/.dev  ## ruff format, and ruff check's safe fixes, applied to th
 	$(BIN)/ruff check --fix-only
 	$(BIN)/ruff format
 
-docs: $(VENV)/.dev  ## the website into _docs/: open _docs/index.html, or serve it with python -m http.server -d _docs
-	$(BIN)/python tools/build_docs.py
+docs: $(VENV)/.dev  ## the website into _docs/ (MODEL=DIR: the model its "Try it" page runs; else a tiny one is trained)
+	$(BIN)/python tools/build_docs.py $(if $(MODEL),--model $(MODEL))
 
 bench: $(VENV)/.bench  ## the performance table of nbs/15_performance.ipynb; options: make bench BENCH_ARGS="--help"
 	$(BIN)/python -c "import sys; from annotated_transformer.bench import main; sys.exit(main(sys.argv[1:]))" $(BENCH_ARGS)

@@ -21,6 +21,7 @@ from typing import NamedTuple, TextIO, get_args
 import torch
 
 from . import __version__
+from .browser import FORMATS, export, open_translator
 from annotated_transformer.checkpoints import (
     TRAINING_STATE,
     average_checkpoints,
@@ -34,7 +35,7 @@ from .cpu import keep_freed_memory
 from .data import MULTI30K_SPLITS, check_split, read_parallel
 from .decoding import BeamSearch
 from .distributed import distributed
-from .export import FORMATS, QUANTIZATIONS, export, export_source, open_translator, provenance
+from .export import QUANTIZATIONS, export_source, provenance
 from .multi30k import MULTI30K, evaluate, train_multi30k
 from .recipe import PRECISIONS, VOCABULARIES, Recipe
 from .translation import Translator, evaluate_pairs
@@ -109,7 +110,7 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 # %% ../nbs/14_cli.ipynb #d908e42d
-MODEL_HELP = "a checkpoint (last.pt, an average), a model directory, or a CTranslate2 directory (both from export)"
+MODEL_HELP = "a checkpoint (last.pt, an average), or a model, CTranslate2 or ONNX directory (from export)"
 
 
 def _at_least_one(text: str) -> int:
@@ -265,13 +266,14 @@ def _add_average(commands):
 
 
 def _add_export(commands):
-    "`export`: a model directory to share, native or for CTranslate2."
+    "`export`: a model directory to share, native, for CTranslate2, or ONNX for the browser."
     p = commands.add_parser(
         "export",
-        help="write a model to share: safetensors and JSON, or CTranslate2",
+        help="write a model to share: safetensors and JSON, CTranslate2, or ONNX",
         description="Write a trained model as a directory other tools read: the weights as safetensors, the configuration "
         "and vocabularies as JSON, and a README with the BLEU it scored (--format native); or converted for CTranslate2 "
-        "(--format ctranslate2, with --quantization int8 for 8-bit weights). Load it with translate --model DIR.",
+        "(--format ctranslate2, with --quantization int8 for 8-bit weights); or as ONNX graphs for onnxruntime and the browser "
+        "(--format onnx, also with --quantization int8). Load it with translate --model DIR.",
     )
     p.add_argument(
         "source",
@@ -282,7 +284,9 @@ def _add_export(commands):
     p.add_argument("--out", type=Path, required=True, help="the directory to write")
     p.add_argument("--format", choices=FORMATS, default="native", help="default: %(default)s")
     p.add_argument(
-        "--quantization", choices=QUANTIZATIONS, help="with --format ctranslate2: the weights' type (default: float32)"
+        "--quantization",
+        choices=QUANTIZATIONS,
+        help="with --format ctranslate2 or onnx (int8 only): the weights' type (default: float32)",
     )
     p.add_argument(
         "--score", action="store_true", help="score it first (beam 4, α=0.6) on --corpus's test set, for the README"

@@ -1,5 +1,6 @@
-"""The website in a real browser: build it as `make docs` does, serve it, and open every page in headless
-Chromium (Debian's `chromium`, driven by Playwright). A page fails on a console error, a failed or
+"""The website in a real browser: build it as `make docs` does (with the model directory $DOCS_MODEL names, else
+a tiny model trained first), serve it, and open every page in headless Chromium (Debian's `chromium`, or
+Playwright's own, driven by Playwright). A page fails on a console error, a failed or
 off-site request (the site must work offline), or a broken internal link; the math must be typeset,
 every chart drawn and showing its tooltip on hover, the attention chart's menus must change the map, each
 page must weigh at most 1.5 MB, and search must find `MultiHeadedAttention`. Every page's screenshot, at
@@ -12,6 +13,7 @@ import json
 import os
 import re
 import shutil
+import statistics
 import subprocess
 import sys
 import threading
@@ -49,19 +51,31 @@ class _Handler(SimpleHTTPRequestHandler):
         pass  # quiet
 
 
-def _chromium() -> str:
-    path = os.environ.get("CHROMIUM") or shutil.which("chromium") or shutil.which("chromium-browser")
-    if not path:
-        pytest.fail("No Chromium found: install it (`apt-get install -y chromium`) or set CHROMIUM to its path.")
-    return path
+def _chromium(playwright) -> str:
+    """A Chromium to drive: $CHROMIUM, one on the PATH (Debian's `chromium`), or else Playwright's own, downloaded on
+    first use; without any, the test stops with one line that says how to get one."""
+    names = ("chromium", "chromium-browser", "google-chrome")
+    if found := os.environ.get("CHROMIUM") or next(filter(None, map(shutil.which, names)), None):
+        return found
+    own = Path(playwright.chromium.executable_path)
+    if not own.is_file():
+        subprocess.run([sys.executable, "-m", "playwright", "install", "chromium"], capture_output=True, timeout=300)
+    if own.is_file():
+        return str(own)
+    pytest.fail(
+        "No Chromium, and Playwright could not download its own: run `python -m playwright install chromium` "
+        "(or `apt-get install chromium` on Debian and Ubuntu), or set CHROMIUM to a Chrome or Chromium.",
+        pytrace=False,
+    )
 
 
 @pytest.fixture(scope="module")
 def site(tmp_path_factory):
     "The website, built from the notebooks into a temporary folder and served on a local port."
     out = tmp_path_factory.mktemp("site")
+    model = ["--model", os.environ["DOCS_MODEL"]] if os.environ.get("DOCS_MODEL") else []
     build = subprocess.run(
-        [sys.executable, "tools/build_docs.py", "--out", str(out)],
+        [sys.executable, "tools/build_docs.py", "--out", str(out), *model],
         cwd=ROOT,
         capture_output=True,
         text=True,
@@ -79,7 +93,7 @@ def browser(tmp_path_factory):
     profile = tmp_path_factory.mktemp("chromium-profile")
     with sync_playwright() as p:
         context = p.chromium.launch_persistent_context(
-            str(profile), executable_path=_chromium(), args=CHROMIUM_FLAGS, viewport=DESKTOP
+            str(profile), executable_path=_chromium(p), args=CHROMIUM_FLAGS, viewport=DESKTOP
         )
         yield context
         context.close()
@@ -435,3 +449,79 @@ def test_api_reference_says_where_moved_names_went(site):
         if old_home.islower():  # a module's name; otherwise a class's attribute, which the notebooks test
             assert old_name not in importlib.import_module(f"annotated_transformer.{old_home}").__all__, old
             assert hasattr(importlib.import_module(f"annotated_transformer.{new_home}"), new_name), new
+
+
+TRIED = 20  # validation sentences typed into the "Try it" widget, with each of its weights
+DONE = "widget => ['done', 'failed'].includes(widget.dataset.state)"
+AXIS_TOKENS = "chart => [...chart.querySelectorAll('svg .role-axis-label text')].map(t => t.textContent)"
+
+
+def _typed(page, widget, sentence: str) -> tuple[str, float]:
+    "Type `sentence`, press Translate, and return the translation and the milliseconds the widget reports for it."
+    widget.locator("input.try-it-input").fill(sentence)
+    widget.locator("button.try-it-button").click()
+    page.wait_for_function(DONE, arg=widget.element_handle(), timeout=120_000)
+    assert widget.get_attribute("data-state") == "done", widget.locator(".try-it-status").text_content()
+    return widget.locator(".try-it-output").text_content(), float(widget.get_attribute("data-milliseconds"))
+
+
+def _menus_redraw(page, chart) -> dict:
+    "Whether each of the map's menus (layer, head, attention kind) changes what it draws."
+    changes = {}
+    for menu, value in (("layer", "2"), ("head", "3"), ("attention", "2")):
+        before = chart.evaluate(MAP_FILLS), chart.evaluate(AXIS_LABELS)
+        chart.locator(".vega-bind", has_text=menu).locator("select").select_option(value)
+        page.wait_for_timeout(300)
+        changes[menu] = (chart.evaluate(MAP_FILLS) != before[0], chart.evaluate(AXIS_LABELS) != before[1])
+    return changes
+
+
+def test_try_it_translates_as_python_does(site, browser, multi30k):
+    """The "Try it" page: with each of its weights, typed validation sentences translate in the browser exactly as
+    Python's greedy search translates them with the same exported model (`OnnxTranslator`, a sentence at a time, as
+    the widget); the map's menus redraw it, its axes are the typed sentence's tokens; nothing is requested off the
+    site. The timings and sizes go to tests/artifacts/website/try_it.json, with screenshots at both widths."""
+    from annotated_transformer.browser import OnnxTranslator
+    from annotated_transformer.data import load_multi30k
+
+    out, base = site
+    sentences = [source for source, _ in load_multi30k("val", multi30k)[:TRIED]]
+    figures, results = {}, {}
+
+    def use(page, problems):
+        figures["page_bytes_before_use"] = _page_bytes(out, base, loaded)
+        widget = page.locator("div.try-it")
+        for weights in ("int8", "float32"):
+            widget.locator("select.try-it-weights").select_option(weights)
+            start = page.evaluate("performance.now()")
+            typed = [_typed(page, widget, sentences[0])]
+            first_use_ms = page.evaluate("performance.now()") - start  # loading the runtime and the model included
+            typed += [_typed(page, widget, sentence) for sentence in sentences[1:]]
+            results[weights] = [text for text, _ in typed]
+            figures[weights] = dict(first_use_ms=first_use_ms, median_ms=statistics.median(ms for _, ms in typed))
+        chart = widget.locator(".try-it-chart")
+        figures["axis_tokens"] = chart.evaluate(AXIS_TOKENS)
+        figures["menus"] = _menus_redraw(page, chart)
+        page.wait_for_timeout(300)
+        widget.screenshot(path=str(ARTIFACTS / "try-it-desktop.png"))
+        page.set_viewport_size(PHONE)
+        page.wait_for_timeout(300)
+        widget.screenshot(path=str(ARTIFACTS / "try-it-phone.png"))
+        if page.evaluate("() => document.documentElement.scrollWidth > window.innerWidth + 1"):
+            problems.append("the page scrolls sideways at phone width after a translation")
+
+    loaded = []
+    problems = _check(browser, base + "try.html", "try-it", use, loaded)
+    assert not problems, "\n".join(problems)
+    for weights, typed in results.items():
+        model = out / "_static" / "try" / weights
+        python = [OnnxTranslator(model).translate([sentence])[0] for sentence in sentences]
+        same = sum(a == b for a, b in zip(typed, python))
+        figures[weights].update(identical=same, megabytes=sum(f.stat().st_size for f in model.glob("*.onnx")) / 1e6)
+        assert same == TRIED, (weights, [(a, b) for a, b in zip(typed, python) if a != b])
+    last = OnnxTranslator(out / "_static" / "try" / "float32")
+    tokens = [last.src_vocab.itos[i] for i in last.encode(sentences[-1:])[0]]  # what the encoder read, </s> last
+    assert sorted(figures["axis_tokens"]) == sorted(tokens * 2), (figures["axis_tokens"], tokens)
+    (ARTIFACTS / "try_it.json").write_text(json.dumps(figures, indent=1))
+    print(json.dumps(figures))
+    assert figures["menus"] == {"layer": (True, False), "head": (True, False), "attention": (True, True)}, figures

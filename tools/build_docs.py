@@ -7,7 +7,8 @@
    of imports alone and checks that show nothing are folded; pandas' row numbers are dropped from tables),
    altair charts (HTML that loads Vega from the network) become charts that vega-embed draws from Vega,
    Vega-Lite and vega-embed served by the site itself (vl-convert's bundle), with a static SVG (also from
-   vl-convert) for readers without JavaScript. It adds the navigation and writes the API reference page.
+   vl-convert) for readers without JavaScript. It adds the navigation and writes the API reference page,
+   and the "Try it" page, whose widget runs a translator in the reader's browser (`tools/site_model.py`).
 3. Sphinx (MyST-NB, the Furo theme, MathJax served from the site) renders `_docs_src/` into `_docs/`,
    with warnings treated as errors.
 """
@@ -22,9 +23,11 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import nbformat
+import site_model
 import tomllib
 import vl_convert
 import yaml
@@ -42,7 +45,10 @@ LOCAL_IMAGE = re.compile(r'(\]\(|src=")images/')  # a picture in nbs/images/: se
 FENCED_CODE = re.compile(r"^```.*?^```\n?", re.M | re.S)
 DIRECTIVE = re.compile(r"^#\| *([\w-]+): *(.*)$")
 TAGS = {("echo", "false"): "remove-input", ("output", "false"): "remove-output", ("include", "false"): "remove-cell"}
-API_PAGE = "api"  # the one page this script writes; every other page is a notebook
+API_PAGE = "api"  # a page this script writes, as TRY_PAGE; every other page is a notebook
+TRY_PAGE = "try"  # the "Try it" page: the translator in the reader's browser
+TRY_IT = '<div class="try-it"></div>'  # where a notebook shows the widget on the site (in Jupyter, nothing)
+TRY = "_static/try"  # the widget's script (from docs/), its model and onnxruntime-web
 CHART_TAG = "chart"  # the cell of every chart gets this tag; the browser test finds the charts by it
 FOLDED_TAG = "hide-input"  # MyST-NB folds such a cell's code under a "Show code" toggle: imports, silent checks
 CHECK = re.compile(r"^\s*(assert\b|test_\w+\()", re.M)  # a line of a cell that proves something (fastcore's test_*)
@@ -81,7 +87,9 @@ def callouts_to_admonitions(markdown: str) -> str:
 
 def page_links_to_documents(markdown: str) -> str:
     "`[text](model.html#x)` as `[text](model.ipynb#x)`: a link Sphinx resolves, and fails the build if it is broken."
-    return PAGE_LINK.sub(lambda m: f"]({m[1]}.{'md' if m[1] == API_PAGE else 'ipynb'}{m[2] or ''})", markdown)
+    return PAGE_LINK.sub(
+        lambda m: f"]({m[1]}.{'md' if m[1] in (API_PAGE, TRY_PAGE) else 'ipynb'}{m[2] or ''})", markdown
+    )
 
 
 def vega_lite_spec(html: str) -> dict | None:
@@ -216,8 +224,9 @@ def notebook_links(notebook: str) -> str:
     return '<p class="notebook-links">' + " · ".join(links) + "</p>"
 
 
-def prepare_notebook(path: Path) -> tuple[str, str]:
-    "Write `path` as MyST-NB input named after nbdev's output file; return that page's name and title."
+def prepare_notebook(path: Path, widget: str) -> tuple[str, str]:
+    """Write `path` as MyST-NB input named after nbdev's output file, with the `widget` where it has TRY_IT; return
+    that page's name and title."""
     nb = nbformat.read(path, as_version=4)
     meta = front_matter(nb)
     page = Path(meta["output-file"]).stem
@@ -229,7 +238,7 @@ def prepare_notebook(path: Path) -> tuple[str, str]:
     for cell in nb.cells:
         if cell.cell_type == "markdown":
             cell.source = page_links_to_documents(callouts_to_admonitions(cell.source))
-            cell.source = LOCAL_IMAGE.sub(rf"\1{NOTEBOOKS}/images/", cell.source)
+            cell.source = LOCAL_IMAGE.sub(rf"\1{NOTEBOOKS}/images/", cell.source).replace(TRY_IT, widget)
         elif cell.cell_type == "code":
             charts += prepare_code_cell(cell, page, charts)
         if cell.cell_type != "code":
@@ -363,6 +372,9 @@ MOVED = {  # old name: (where it went, a note), for readers of older code; the m
     "translation.pairs_sha256": ("runs.pairs_sha256", ""),
     "data.MULTI30K_FILES": ("data.multi30k_ways", "the one message on where Multi30k comes from"),
     "data.PairDataset": ("data.batch_loader", "a DataLoader over a plain list of pairs"),
+    "export.FORMATS": ("browser.FORMATS", "with ONNX, the third format"),
+    "export.export": ("browser.export", ""),
+    "export.open_translator": ("browser.open_translator", "it opens ONNX directories too"),
 }
 
 
@@ -393,22 +405,27 @@ def navigation(pages: list[str]) -> str:
     "The site's table of contents, as a hidden toctree at the end of the home page."
     notebooks = "\n".join(p for p in pages if p != "index")
     return (
+        f":::{{toctree}}\n:hidden:\n:caption: Try it\n\n{TRY_PAGE}\n:::\n\n"
         f":::{{toctree}}\n:hidden:\n:caption: Notebooks\n\n{notebooks}\n:::\n\n"
         f":::{{toctree}}\n:hidden:\n:caption: Reference\n\n{API_PAGE}\n:::"
     )
 
 
-def write_sources():
-    "`_docs_src/`: Sphinx's settings and assets, the prepared notebooks, the navigation and the API page."
+def write_sources(model: Path | None, scratch: Path):
+    """`_docs_src/`: Sphinx's settings and assets, the "Try it" widget with the translator of `model` (a model
+    directory; None: a tiny one trained in `scratch`), the prepared notebooks, the navigation and the API page."""
     shutil.rmtree(SRC, ignore_errors=True)
     shutil.copytree(ROOT / "docs", SRC)
     shutil.copytree(NBS, SRC / NOTEBOOKS, ignore=shutil.ignore_patterns("_*", ".*", "index.ipynb", "runs"))
     (SRC / CHARTS).mkdir()
     # The bundle declares its names at the top level, where they would clash with Sphinx's own (`_`): a function keeps them
     (SRC / VEGA).write_text(f"(() => {{\n{vl_convert.javascript_bundle()}\n}})();\n")
+    translator, about = site_model.site_translator(model, scratch)
+    widget = site_model.widget(SRC / TRY, translator, about)
+    (SRC / f"{TRY_PAGE}.md").write_text(site_model.page(widget, translator, about, tiny=model is None))
     pages, modules = [], []
     for notebook in sorted(NBS.glob("[!_.]*.ipynb")):
-        page, title = prepare_notebook(PROC / notebook.name)
+        page, title = prepare_notebook(PROC / notebook.name, widget)
         pages.append(page)
         if module := exported_module(notebook):
             modules.append((module, page, title))
@@ -421,9 +438,17 @@ def write_sources():
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=OUT, help="where the website goes (default: _docs/)")
+    parser.add_argument(
+        "--model", type=Path, help='the model directory the "Try it" widget runs (default: a tiny model, trained first)'
+    )
     args = parser.parse_args()
+    if args.model and not (args.model / "config.json").is_file():
+        sys.exit(
+            f"--model {args.model}: not a model directory (`annotated-transformer export RUN --out DIR` writes one)."
+        )
     process_notebooks()
-    write_sources()
+    with tempfile.TemporaryDirectory() as scratch:
+        write_sources(args.model, Path(scratch))
     html = SRC / "_build" / "html"  # MyST-NB writes outputs beside the output folder: keep both inside _docs_src/
     sphinx = [sys.executable, "-m", "sphinx", "-b", "html", "-W", "--keep-going", "-q", str(SRC), str(html)]
     if subprocess.call(sphinx):

@@ -1,0 +1,213 @@
+// The "Try it" widget: the site's trained translator, run in the reader's browser by onnxruntime-web.
+//
+// Each `<div class="try-it">` of a page becomes a form. Nothing heavy loads until the reader first translates:
+// then onnxruntime-web (served by the site, from _static/try/ort/), the chosen model's two ONNX graphs (with a
+// progress bar), its vocabularies and its tokenizer rules, and Vega (for the attention map) if the page has not
+// loaded it. The search is greedy, as `browser.OnnxTranslator.greedy` in Python; the map is the site's attention
+// explorer (`viz.attention_chart`'s spec, saved when the site was built) filled with this sentence's weights.
+import { Detokenizer, Tokenizer } from "./text.js";
+
+const HERE = new URL(".", import.meta.url); // _static/try/
+const BOS = 0, EOS = 1, PAD = 2; // the special tokens' ids (training.SPECIALS)
+const KINDS = ["encoder_self_attention", "decoder_self_attention", "decoder_source_attention"]; // viz.KINDS' order
+const models = new Map(); // weights' name -> the promise of a loaded model, shared by the page's widgets
+
+function loadScript(url) {
+  return new Promise((resolve, reject) => {
+    const script = Object.assign(document.createElement("script"), { src: url });
+    script.onload = resolve;
+    script.onerror = () => reject(new Error(`could not load ${url}`));
+    document.head.append(script);
+  });
+}
+
+async function fetchBytes(url, progress) {
+  // The file at `url`, reporting the bytes received so far to `progress`.
+  const response = await fetch(url);
+  if (!response.ok) throw new Error(`${url}: HTTP ${response.status}`);
+  const reader = response.body.getReader();
+  const chunks = [];
+  for (let received = 0; ; ) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    chunks.push(value);
+    progress((received += value.length));
+  }
+  const bytes = new Uint8Array(chunks.reduce((n, c) => n + c.length, 0));
+  chunks.reduce((offset, c) => (bytes.set(c, offset), offset + c.length), 0);
+  return bytes;
+}
+
+async function fetchJson(url) {
+  const response = await fetch(url);
+  if (!response.ok) throw new Error(`${url}: HTTP ${response.status}`);
+  return response.json();
+}
+
+async function loadModel(weights, report) {
+  // Everything a translation needs: the runtime, the graphs, the vocabularies, the tokenizers, the chart's spec.
+  if (typeof ort === "undefined") await loadScript(new URL("ort/ort.wasm.min.js", HERE));
+  ort.env.wasm.wasmPaths = new URL("ort/", HERE).href;
+  ort.env.wasm.numThreads = 1; // threads would need a cross-origin-isolated page
+  const base = new URL(`${weights}/`, HERE);
+  const [config, rules, chart] = await Promise.all(
+    ["config.json", "text.json", "../attention_chart.json"].map((name) => fetchJson(new URL(name, base))),
+  );
+  const files = config.graphs;
+  const total = Object.values(files).reduce((n, f) => n + f.bytes, 0);
+  const received = {};
+  const progress = (name) => (bytes) => {
+    received[name] = bytes;
+    report(Object.values(received).reduce((n, b) => n + b, 0), total);
+  };
+  const [encoder, decoder] = await Promise.all(
+    Object.keys(files).map(async (name) =>
+      ort.InferenceSession.create(await fetchBytes(new URL(name, base), progress(name))),
+    ),
+  );
+  if (typeof vegaEmbed === "undefined") await loadScript(new URL("../vega.js", HERE));
+  return {
+    config,
+    chart,
+    encoder,
+    decoder,
+    tokenizer: new Tokenizer(rules.source),
+    detokenizer: new Detokenizer(rules.target),
+    source: new Map(config.vocabs.src.map((token, id) => [token, id])),
+  };
+}
+
+function ids(tokens) {
+  return new ort.Tensor("int64", BigInt64Array.from(tokens, BigInt), [1, tokens.length]);
+}
+
+function argmax(values) {
+  // The first index of the largest value, as numpy's and PyTorch's argmax.
+  let best = 0;
+  for (let i = 1; i < values.length; i++) if (values[i] > values[best]) best = i;
+  return best;
+}
+
+async function greedy(model, sourceIds) {
+  // The most probable token at each step, up to the input's length + 50 tokens (`greedy_search`), and the attention
+  // weights of the encoder and of the decoder's last step, which read every output token.
+  const src = ids(sourceIds);
+  const { memory, encoder_self_attention } = await model.encoder.run({ src });
+  const ys = [BOS];
+  let step;
+  for (let i = 0; i < sourceIds.length + 49; i++) {
+    step = await model.decoder.run({ memory, src, ys: ids(ys) });
+    const next = argmax(step.log_probs.data);
+    if (next === EOS) break;
+    ys.push(next);
+  }
+  return { ys, weights: [encoder_self_attention, step.decoder_self_attention, step.decoder_source_attention] };
+}
+
+function chartSpec(model, weights, sourceTokens, targetTokens, previous) {
+  // The saved spec of the site's attention explorer, with this sentence's weights and tokens, and the menus' choices
+  // of the map it replaces.
+  const rows = ["kind,layer,head,row,col,weight"];
+  weights.forEach((tensor, kind) => {
+    const [, layers, heads, queries, keys] = tensor.dims;
+    const w = tensor.data;
+    for (let l = 0, n = 0; l < layers; l++)
+      for (let h = 0; h < heads; h++)
+        for (let q = 0; q < queries; q++)
+          for (let k = 0; k < keys; k++, n++) rows.push(`${kind},${l + 1},${h + 1},${q},${k},${w[n].toFixed(3)}`);
+  });
+  const spec = structuredClone(model.chart);
+  spec.data = { values: rows.join("\n"), format: spec.data.format };
+  delete spec.datasets;
+  const axes = { queries: [sourceTokens, targetTokens, targetTokens], keys: [sourceTokens, targetTokens, sourceTokens] };
+  for (const param of spec.params) {
+    if (param.name in axes) param.value = axes[param.name];
+    else if (previous) param.value = previous.signal(param.name);
+  }
+  return spec;
+}
+
+const LANGUAGES = new Intl.DisplayNames(["en"], { type: "language" });
+
+function render(widget) {
+  // The form, the status line, the translation and the map's place, from the widget's data attributes.
+  const { source, target, example } = widget.dataset;
+  const weights = JSON.parse(widget.dataset.weights); // [{name, megabytes}], the default first
+  widget.innerHTML = `
+    <form class="try-it-form">
+      <label class="try-it-label">${LANGUAGES.of(source)}
+        <input class="try-it-input" name="text" lang="${source}" maxlength="400" autocomplete="off"></label>
+      <div class="try-it-controls">
+        <label>weights <select class="try-it-weights" name="weights"></select></label>
+        <button class="try-it-button" type="submit">Translate</button>
+      </div>
+    </form>
+    <p class="try-it-status" role="status"></p>
+    <progress class="try-it-progress" hidden></progress>
+    <p class="try-it-output" lang="${target}" aria-label="${LANGUAGES.of(target)} translation"></p>
+    <div class="try-it-chart"></div>`;
+  widget.querySelector(".try-it-input").value = example;
+  const select = widget.querySelector(".try-it-weights");
+  for (const { name, megabytes } of weights) select.add(new Option(`${name}, ${megabytes.toFixed(1)} MB`, name));
+  widget.querySelector("form").addEventListener("submit", (event) => {
+    event.preventDefault();
+    const button = widget.querySelector(".try-it-button");
+    button.disabled = true; // one translation at a time
+    translate(widget)
+      .catch((error) => {
+        widget.querySelector(".try-it-status").textContent = `Could not translate: ${error.message}`;
+        widget.dataset.state = "failed";
+        console.error(error);
+      })
+      .finally(() => (button.disabled = false));
+  });
+}
+
+async function translate(widget) {
+  const status = widget.querySelector(".try-it-status");
+  const output = widget.querySelector(".try-it-output");
+  const progress = widget.querySelector(".try-it-progress");
+  const weights = widget.querySelector(".try-it-weights").value;
+  const text = widget.querySelector(".try-it-input").value;
+  widget.dataset.state = "loading";
+  if (!models.has(weights)) {
+    status.textContent = `Loading onnxruntime-web and the model (${weights} weights)…`;
+    const report = (received, total) => {
+      Object.assign(progress, { hidden: false, max: total, value: received });
+      status.textContent = `Loading the model (${weights} weights): ${(received / 1e6).toFixed(1)} of ${(total / 1e6).toFixed(1)} MB`;
+    };
+    models.set(weights, loadModel(weights, report));
+    models.get(weights).catch(() => models.delete(weights)); // a failed load is tried again on the next click
+  }
+  const model = await models.get(weights).finally(() => (progress.hidden = true));
+  widget.dataset.state = "translating";
+  status.textContent = "Translating…";
+  const tokens = model.tokenizer.tokenize(text);
+  const sourceIds = [...tokens.map((t) => model.source.get(t) ?? model.source.get("<unk>")), EOS];
+  if (tokens.length === 0) {
+    output.textContent = "";
+    status.textContent = "Type a sentence to translate.";
+  } else if (sourceIds.length + 50 > model.config.max_len) {
+    status.textContent = `That is ${tokens.length} tokens; this model takes at most ${model.config.max_len - 51}.`;
+  } else {
+    const start = performance.now();
+    const { ys, weights: maps } = await greedy(model, sourceIds);
+    const milliseconds = performance.now() - start;
+    const itos = model.config.vocabs.tgt;
+    const outputIds = ys.filter((id) => id !== BOS && id !== PAD); // as `Vocab.decode`
+    output.textContent = model.detokenizer.detokenize(outputIds.map((id) => itos[id]));
+    status.textContent = `Greedy search, ${weights} weights: ${Math.round(milliseconds)} ms in your browser.`;
+    widget.dataset.milliseconds = milliseconds;
+    await draw(widget, model, maps, sourceIds.map((id) => model.config.vocabs.src[id]), ys.map((id) => itos[id]));
+  }
+  widget.dataset.state = "done";
+}
+
+async function draw(widget, model, weights, sourceTokens, targetTokens) {
+  const place = widget.querySelector(".try-it-chart");
+  const spec = chartSpec(model, weights, sourceTokens, targetTokens, widget.view);
+  widget.view?.finalize();
+  widget.view = (await vegaEmbed(place, spec, { renderer: "svg", actions: false })).view;
+}
+
+for (const widget of document.querySelectorAll("div.try-it")) render(widget);

@@ -1,0 +1,121 @@
+"""The translator of the website's "Try it" widget, for `tools/build_docs.py`.
+
+The model is a model directory given to `make docs MODEL=DIR` (`annotated-transformer export` writes one), or else a
+tiny model trained on Multi30k in about a minute, so that the widget is always built and tested. It is exported as
+ONNX twice, with 8-bit and with float32 weights, beside onnxruntime-web's files (npm installs the version that
+`tools/web/package-lock.json` pins) and the attention explorer's chart, which the widget fills with each sentence's
+weights. Nothing of it loads until a reader uses the widget."""
+
+import html
+import json
+import shutil
+import subprocess
+from dataclasses import replace
+from pathlib import Path
+
+import torch
+
+from annotated_transformer.browser import export_onnx
+from annotated_transformer.data import load_multi30k
+from annotated_transformer.recipe import Recipe
+from annotated_transformer.runs import train_translator
+from annotated_transformer.translation import Translator
+from annotated_transformer.viz import KINDS, attention_chart
+
+WEB = Path(__file__).resolve().parent / "web"  # package.json and its lock
+RUNTIME = ("ort.wasm.min.js", "ort-wasm-simd-threaded.mjs", "ort-wasm-simd-threaded.wasm")  # what the page loads
+WEIGHTS = ("int8", "float32")  # the widget's choices, its default first
+TINY = replace(Recipe(), N=2, d_model=64, d_ff=128, h=4, epochs=0, steps=300, max_tokens=2000, warmup=60, factor=1.0)
+EXAMPLES = {
+    "de": "Zwei Hunde spielen im Schnee.",
+    "en": "Two dogs are playing in the snow.",
+}  # the text box's first text
+
+
+def tiny_translator(run: Path) -> Translator:
+    "A model trained for `TINY.steps` updates on Multi30k: poor translations, but a real model, in about a minute."
+    pairs = lambda split, src, tgt: load_multi30k(split, src_lang=src, tgt_lang=tgt)  # noqa: E731
+    train_translator(run, pairs, TINY, progress=False)
+    return Translator.from_checkpoint(run / "last.pt", torch.device("cpu"))
+
+
+def onnxruntime_web(into: Path):
+    "onnxruntime-web's script and WebAssembly, from the pinned npm package, with its package.json (version, MIT licence)."
+    package = WEB / "node_modules" / "onnxruntime-web"
+    if not package.is_dir():
+        try:
+            subprocess.run(["npm", "ci", "--no-audit", "--no-fund"], cwd=WEB, check=True)
+        except FileNotFoundError:
+            raise SystemExit(
+                "The website needs npm (Node.js 20 or later) to fetch onnxruntime-web: install Node.js."
+            ) from None
+    into.mkdir(parents=True)
+    for name in RUNTIME:
+        shutil.copy(package / "dist" / name, into / name)
+    shutil.copy(package / "package.json", into / "package.json")
+
+
+def chart_template(translator: Translator) -> dict:
+    "The attention explorer's spec for this model's layers and heads; the widget puts each sentence's weights in it."
+    c = translator.model.config
+    weights = {kind: torch.zeros(c.N, c.h, 1, 1) for kind in KINDS}
+    return attention_chart(weights, ["·"], ["·"]).to_dict()
+
+
+def widget(into: Path, translator: Translator, about: dict) -> str:
+    "Write the widget's model, runtime and chart under `into` (the site's `_static/try/`); return its HTML."
+    sizes = {}
+    for weights in WEIGHTS:
+        out = export_onnx(translator, into / weights, None if weights == "float32" else weights, about)
+        graphs = json.loads((out / "config.json").read_text())["graphs"]
+        sizes[weights] = sum(g["bytes"] for g in graphs.values()) / 1e6
+    onnxruntime_web(into / "ort")
+    (into / "attention_chart.json").write_text(json.dumps(chart_template(translator)))
+    src, tgt = translator.src_tok.lang, translator.tgt_tok.lang
+    options = json.dumps([dict(name=w, megabytes=round(sizes[w], 1)) for w in WEIGHTS])
+    return (
+        f'<div class="try-it" data-source="{src}" data-target="{tgt}" data-example="{html.escape(EXAMPLES.get(src, ""))}"'
+        f" data-weights='{options}'><noscript>The translator runs in your browser: it needs JavaScript.</noscript></div>"
+        '\n<script type="module" src="_static/try/try_it.js"></script>'
+    )
+
+
+def site_translator(model: Path | None, scratch: Path) -> tuple[Translator, dict]:
+    "The translator of `model` (a model directory) and its provenance, or a tiny one trained in `scratch`."
+    if model is None:
+        return tiny_translator(scratch / "tiny"), dict(recipe="tiny", steps=TINY.steps)
+    translator = Translator.from_pretrained(model, torch.device("cpu"))
+    return translator, json.loads((model / "config.json").read_text()).get("about", {})
+
+
+def page(widget_html: str, translator: Translator, about: dict, tiny: bool) -> str:
+    'The "Try it" page: the widget, what it does, and which model it runs.'
+    scores = about.get("scores")
+    if tiny:
+        model = (
+            f"This build of the site carries a tiny model, trained for {TINY.steps} updates, so its translations are poor: "
+            "`make docs MODEL=DIR` builds the site with a trained model directory (`annotated-transformer export` writes one)."
+        )
+    elif scores:
+        model = (
+            f"The model scored {scores['sacrebleu']:.1f} sacreBLEU on {scores['split']} with {scores['search']}; "
+            "here it searches greedily, which costs it a little."
+        )
+    else:
+        model = "The model is the one this site was built with (`make docs MODEL=DIR`)."
+    src, tgt = (lang.upper() for lang in (translator.src_tok.lang, translator.tgt_tok.lang))
+    return f"""# Try it
+
+{{.lead}}
+The book's translator ({src}→{tgt}), running in your browser: type a sentence, and see its translation and where the model looked.
+
+{widget_html}
+
+When you first press *Translate*, the page loads onnxruntime-web and the model, once. It then splits the sentence into
+tokens as the Python package does, runs the encoder once and the decoder once per output token, choosing the most
+probable one each time (greedy search), and draws the attention of every layer and head: choose the kind of attention,
+the layer and the head in the menus under the map. Nothing you type leaves your browser.
+
+{model} The [browser notebook](browser.ipynb) exports the model and checks it against PyTorch; the map is the
+[attention explorer](visualization.ipynb)'s.
+"""
