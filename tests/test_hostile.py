@@ -427,3 +427,26 @@ def test_a_byte_order_mark_in_a_reference_changes_no_score(run: Path, tmp_path: 
     scored = cli(*evaluate, "--reference", str(marked), capture_output=True, text=True)
     assert scored.returncode == 0, scored.stderr
     assert abs(json.loads(scored.stdout)["sacrebleu"] - 100) < 1e-6, scored.stdout
+
+
+@pytest.mark.parametrize(
+    "args, phrases",
+    [
+        (["--epochs", "3", "--minutes", "0.001"], ["too few for one more epoch", "--minutes 0 for no limit"]),
+        (["--epochs", "1"], ["it has trained all --epochs 1", "give more --epochs"]),
+    ],
+)
+def test_a_resumed_run_with_nothing_left_to_train_says_which_option_extends_it(
+    run: Path, tmp_path: Path, args: list[str], phrases: list[str]
+):
+    """More epochs for a run whose time budget is spent, or none: it stops before any work and names the option (on
+    e80b885 it made no update, printed `train loss 0.000`, and wrote a snapshot of the same weights, which `average`
+    then counted twice)."""
+    copy = tmp_path / "run"
+    shutil.copytree(run, copy)
+    before = digests(copy)
+    data = ["--data-dir", str(run.parent / "data")]
+    resumed = ["--out", str(copy), "--resume", "--snapshot-minutes", "1", "--no-progress", *args]
+    result = cli("train", "multi30k", *data, *resumed, capture_output=True, text=True)
+    clear_error(result, 2, "would train nothing", *phrases)
+    assert digests(copy) == before and not list(copy.glob("step_*.pt"))

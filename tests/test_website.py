@@ -70,12 +70,13 @@ def _chromium(playwright) -> str:
 
 
 @pytest.fixture(scope="module")
-def site(tmp_path_factory):
+def site(tmp_path_factory, multi30k):
     "The website, built from the notebooks into a temporary folder and served on a local port."
     out = tmp_path_factory.mktemp("site")
     model = ["--model", os.environ["DOCS_MODEL"]] if os.environ.get("DOCS_MODEL") else []
     build = subprocess.run(
         [sys.executable, "tools/build_docs.py", "--out", str(out), *model],
+        env=dict(os.environ, MULTI30K_DIR=str(multi30k)),  # the tiny model's data, found, never downloaded
         cwd=ROOT,
         capture_output=True,
         text=True,
@@ -518,7 +519,11 @@ def test_try_it_translates_as_python_does(site, browser, multi30k):
         python = [OnnxTranslator(model).translate([sentence])[0] for sentence in sentences]
         same = sum(a == b for a, b in zip(typed, python))
         figures[weights].update(identical=same, megabytes=sum(f.stat().st_size for f in model.glob("*.onnx")) / 1e6)
-        assert same == TRIED, (weights, [(a, b) for a, b in zip(typed, python) if a != b])
+        # float32 exactly; 8-bit arithmetic may round differently on another CPU than in WebAssembly
+        assert same >= (TRIED if weights == "float32" else 0.9 * TRIED), (
+            weights,
+            [(a, b) for a, b in zip(typed, python) if a != b],
+        )
     last = OnnxTranslator(out / "_static" / "try" / "float32")
     tokens = [last.src_vocab.itos[i] for i in last.encode(sentences[-1:])[0]]  # what the encoder read, </s> last
     assert sorted(figures["axis_tokens"]) == sorted(tokens * 2), (figures["axis_tokens"], tokens)

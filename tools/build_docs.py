@@ -33,6 +33,8 @@ import vl_convert
 import yaml
 from nbdev.serve import proc_nbs
 
+from annotated_transformer.translation import read_description
+
 ROOT = Path(__file__).resolve().parent.parent
 NBS, PROC, SRC, OUT = ROOT / "nbs", ROOT / "_proc", ROOT / "_docs_src", ROOT / "_docs"
 PACKAGE = "annotated_transformer"
@@ -421,8 +423,8 @@ def write_sources(model: Path | None, scratch: Path):
     # The bundle declares its names at the top level, where they would clash with Sphinx's own (`_`): a function keeps them
     (SRC / VEGA).write_text(f"(() => {{\n{vl_convert.javascript_bundle()}\n}})();\n")
     translator, about = site_model.site_translator(model, scratch)
-    widget = site_model.widget(SRC / TRY, translator, about)
-    (SRC / f"{TRY_PAGE}.md").write_text(site_model.page(widget, translator, about, tiny=model is None))
+    widget, sizes = site_model.widget(SRC / TRY, translator, about)
+    (SRC / f"{TRY_PAGE}.md").write_text(site_model.page(widget, sizes, translator, about, tiny=model is None))
     pages, modules = [], []
     for notebook in sorted(NBS.glob("[!_.]*.ipynb")):
         page, title = prepare_notebook(PROC / notebook.name, widget)
@@ -442,10 +444,13 @@ def main():
         "--model", type=Path, help='the model directory the "Try it" widget runs (default: a tiny model, trained first)'
     )
     args = parser.parse_args()
-    if args.model and not (args.model / "config.json").is_file():
-        sys.exit(
-            f"--model {args.model}: not a model directory (`annotated-transformer export RUN --out DIR` writes one)."
-        )
+    if args.model:
+        try:
+            read_description(args.model)
+        except (OSError, ValueError) as e:
+            sys.exit(
+                f"--model {args.model}: {e} Give the one `annotated-transformer export RUN --out DIR` writes (--format native)."
+            )
     process_notebooks()
     with tempfile.TemporaryDirectory() as scratch:
         write_sources(args.model, Path(scratch))

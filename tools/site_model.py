@@ -17,13 +17,15 @@ import torch
 
 from annotated_transformer.browser import export_onnx
 from annotated_transformer.data import load_multi30k
+from annotated_transformer.export import provenance
 from annotated_transformer.recipe import Recipe
 from annotated_transformer.runs import train_translator
-from annotated_transformer.translation import Translator
+from annotated_transformer.translation import Translator, read_description
 from annotated_transformer.viz import KINDS, attention_chart
 
 WEB = Path(__file__).resolve().parent / "web"  # package.json and its lock
 RUNTIME = ("ort.wasm.min.js", "ort-wasm-simd-threaded.mjs", "ort-wasm-simd-threaded.wasm")  # what the page loads
+WASM = "ort-wasm-simd-threaded.wasm"  # the largest: the widget fetches it itself, to count it in its progress bar
 WEIGHTS = ("int8", "float32")  # the widget's choices, its default first
 TINY = replace(Recipe(), N=2, d_model=64, d_ff=128, h=4, epochs=0, steps=300, max_tokens=2000, warmup=60, factor=1.0)
 EXAMPLES = {
@@ -32,27 +34,36 @@ EXAMPLES = {
 }  # the text box's first text
 
 
-def tiny_translator(run: Path) -> Translator:
-    "A model trained for `TINY.steps` updates on Multi30k: poor translations, but a real model, in about a minute."
-    pairs = lambda split, src, tgt: load_multi30k(split, src_lang=src, tgt_lang=tgt)  # noqa: E731
+def tiny_translator(run: Path) -> tuple[Translator, dict]:  # and its provenance
+    "A model trained for `TINY.steps` updates on Multi30k: poor translations, but a real model, in a minute or two."
+    pairs = lambda split, src, tgt: load_multi30k(split, src_lang=src, tgt_lang=tgt)
     train_translator(run, pairs, TINY, progress=False)
-    return Translator.from_checkpoint(run / "last.pt", torch.device("cpu"))
+    return Translator.from_checkpoint(run / "last.pt", torch.device("cpu")), provenance(run / "last.pt")
+
+
+def _npm_ci():
+    "Install the npm packages `tools/web/package-lock.json` pins into `tools/web/node_modules/`."
+    npm = shutil.which("npm")
+    if not npm:
+        raise SystemExit("The website needs npm (Node.js 20 or later) to fetch onnxruntime-web: install Node.js.")
+    try:
+        subprocess.run([npm, "ci", "--no-audit", "--no-fund"], cwd=WEB, check=True)
+    except subprocess.CalledProcessError:
+        raise SystemExit("npm could not install onnxruntime-web (above): the npm registry must be reachable.") from None
 
 
 def onnxruntime_web(into: Path):
     "onnxruntime-web's script and WebAssembly, from the pinned npm package, with its package.json (version, MIT licence)."
     package = WEB / "node_modules" / "onnxruntime-web"
-    if not package.is_dir():
-        try:
-            subprocess.run(["npm", "ci", "--no-audit", "--no-fund"], cwd=WEB, check=True)
-        except FileNotFoundError:
-            raise SystemExit(
-                "The website needs npm (Node.js 20 or later) to fetch onnxruntime-web: install Node.js."
-            ) from None
+    pinned = json.loads((WEB / "package-lock.json").read_text())["packages"]["node_modules/onnxruntime-web"]["version"]
+    installed = package / "package.json"
+    if not installed.is_file() or json.loads(installed.read_text())["version"] != pinned:
+        _npm_ci()
     into.mkdir(parents=True)
     for name in RUNTIME:
         shutil.copy(package / "dist" / name, into / name)
-    shutil.copy(package / "package.json", into / "package.json")
+    shutil.copy(installed, into / "package.json")
+    (into / "files.json").write_text(json.dumps({WASM: (into / WASM).stat().st_size}))
 
 
 def chart_template(translator: Translator) -> dict:
@@ -62,33 +73,33 @@ def chart_template(translator: Translator) -> dict:
     return attention_chart(weights, ["·"], ["·"]).to_dict()
 
 
-def widget(into: Path, translator: Translator, about: dict) -> str:
-    "Write the widget's model, runtime and chart under `into` (the site's `_static/try/`); return its HTML."
+def widget(into: Path, translator: Translator, about: dict) -> tuple[str, dict]:  # and the megabytes of each download
+    "Write the widget's models, runtime and chart under `into` (the site's `_static/try/`); return its HTML."
     sizes = {}
     for weights in WEIGHTS:
         out = export_onnx(translator, into / weights, None if weights == "float32" else weights, about)
-        graphs = json.loads((out / "config.json").read_text())["graphs"]
-        sizes[weights] = sum(g["bytes"] for g in graphs.values()) / 1e6
+        sizes[weights] = sum(graph["bytes"] for graph in read_description(out).get("graphs").values()) / 1e6
     onnxruntime_web(into / "ort")
+    sizes["runtime"] = (into / "ort" / WASM).stat().st_size / 1e6
     (into / "attention_chart.json").write_text(json.dumps(chart_template(translator)))
     src, tgt = translator.src_tok.lang, translator.tgt_tok.lang
     options = json.dumps([dict(name=w, megabytes=round(sizes[w], 1)) for w in WEIGHTS])
-    return (
+    html_ = (
         f'<div class="try-it" data-source="{src}" data-target="{tgt}" data-example="{html.escape(EXAMPLES.get(src, ""))}"'
         f" data-weights='{options}'><noscript>The translator runs in your browser: it needs JavaScript.</noscript></div>"
         '\n<script type="module" src="_static/try/try_it.js"></script>'
     )
+    return html_, sizes
 
 
 def site_translator(model: Path | None, scratch: Path) -> tuple[Translator, dict]:
     "The translator of `model` (a model directory) and its provenance, or a tiny one trained in `scratch`."
     if model is None:
-        return tiny_translator(scratch / "tiny"), dict(recipe="tiny", steps=TINY.steps)
-    translator = Translator.from_pretrained(model, torch.device("cpu"))
-    return translator, json.loads((model / "config.json").read_text()).get("about", {})
+        return tiny_translator(scratch / "tiny")
+    return Translator.from_pretrained(model, torch.device("cpu")), read_description(model).get("about", {})
 
 
-def page(widget_html: str, translator: Translator, about: dict, tiny: bool) -> str:
+def page(widget_html: str, sizes: dict, translator: Translator, about: dict, tiny: bool) -> str:
     'The "Try it" page: the widget, what it does, and which model it runs.'
     scores = about.get("scores")
     if tiny:
@@ -98,8 +109,8 @@ def page(widget_html: str, translator: Translator, about: dict, tiny: bool) -> s
         )
     elif scores:
         model = (
-            f"The model scored {scores['sacrebleu']:.1f} sacreBLEU on {scores['split']} with {scores['search']}; "
-            "here it searches greedily, which costs it a little."
+            f"The model scored {scores['sacrebleu']:.1f} sacreBLEU on {scores['split']} with {scores['search']}; here it "
+            "searches greedily, which the [Multi30k notebook](multi30k.ipynb) finds worth about 0.6 BLEU less."
         )
     else:
         model = "The model is the one this site was built with (`make docs MODEL=DIR`)."
@@ -111,10 +122,12 @@ The book's translator ({src}→{tgt}), running in your browser: type a sentence,
 
 {widget_html}
 
-When you first press *Translate*, the page loads onnxruntime-web and the model, once. It then splits the sentence into
-tokens as the Python package does, runs the encoder once and the decoder once per output token, choosing the most
-probable one each time (greedy search), and draws the attention of every layer and head: choose the kind of attention,
-the layer and the head in the menus under the map. Nothing you type leaves your browser.
+When you first press *Translate*, the page loads onnxruntime-web ({sizes["runtime"]:.1f} MB) and the model's weights
+({sizes["int8"]:.1f} MB in 8 bits, the default, or {sizes["float32"]:.1f} MB in float32), once for each choice of
+weights. It then splits the sentence into tokens as the Python package does, runs the encoder once and the decoder
+once per output token, choosing the most probable one each time (greedy search), and draws the attention of every
+layer and head: choose the kind of attention, the layer and the head in the menus under the map. Nothing you type
+leaves your browser.
 
 {model} The [browser notebook](browser.ipynb) exports the model and checks it against PyTorch; the map is the
 [attention explorer](visualization.ipynb)'s.

@@ -3,14 +3,14 @@
 // Each `<div class="try-it">` of a page becomes a form. Nothing heavy loads until the reader first translates:
 // then onnxruntime-web (served by the site, from _static/try/ort/), the chosen model's two ONNX graphs (with a
 // progress bar), its vocabularies and its tokenizer rules, and Vega (for the attention map) if the page has not
-// loaded it. The search is greedy, as `browser.OnnxTranslator.greedy` in Python; the map is the site's attention
+// loaded it. The search is greedy, as `browser.onnx_greedy` in Python; the map is the site's attention
 // explorer (`viz.attention_chart`'s spec, saved when the site was built) filled with this sentence's weights.
 import { Detokenizer, Tokenizer } from "./text.js";
 
 const HERE = new URL(".", import.meta.url); // _static/try/
 const BOS = 0, EOS = 1, PAD = 2; // the special tokens' ids (training.SPECIALS)
-const KINDS = ["encoder_self_attention", "decoder_self_attention", "decoder_source_attention"]; // viz.KINDS' order
 const models = new Map(); // weights' name -> the promise of a loaded model, shared by the page's widgets
+const MENUS = ["kind", "layer", "head"]; // the map's menus (`viz.attention_chart`'s params)
 
 function loadScript(url) {
   return new Promise((resolve, reject) => {
@@ -46,25 +46,37 @@ async function fetchJson(url) {
 
 async function loadModel(weights, report) {
   // Everything a translation needs: the runtime, the graphs, the vocabularies, the tokenizers, the chart's spec.
-  if (typeof ort === "undefined") await loadScript(new URL("ort/ort.wasm.min.js", HERE));
-  ort.env.wasm.wasmPaths = new URL("ort/", HERE).href;
-  ort.env.wasm.numThreads = 1; // threads would need a cross-origin-isolated page
+  // The runtime's WebAssembly (the largest file) and the graphs are fetched here, so that the progress counts them.
   const base = new URL(`${weights}/`, HERE);
-  const [config, rules, chart] = await Promise.all(
-    ["config.json", "text.json", "../attention_chart.json"].map((name) => fetchJson(new URL(name, base))),
-  );
-  const files = config.graphs;
-  const total = Object.values(files).reduce((n, f) => n + f.bytes, 0);
-  const received = {};
-  const progress = (name) => (bytes) => {
-    received[name] = bytes;
-    report(Object.values(received).reduce((n, b) => n + b, 0), total);
-  };
-  const [encoder, decoder] = await Promise.all(
-    Object.keys(files).map(async (name) =>
-      ort.InferenceSession.create(await fetchBytes(new URL(name, base), progress(name))),
+  const [config, rules, chart, runtime] = await Promise.all(
+    ["config.json", "text.json", "../attention_chart.json", "../ort/files.json"].map((name) =>
+      fetchJson(new URL(name, base)),
     ),
   );
+  const needsRuntime = typeof ort === "undefined"; // loaded with the page's first model, kept for the next
+  const graphs = Object.fromEntries(Object.entries(config.graphs).map(([name, graph]) => [name, graph.bytes]));
+  const files = { ...(needsRuntime ? runtime : {}), ...graphs };
+  const total = Object.values(files).reduce((n, bytes) => n + bytes, 0);
+  const received = {};
+  const fetched = await Promise.all(
+    Object.keys(files).map((name) =>
+      fetchBytes(new URL(name in runtime ? `../ort/${name}` : name, base), (bytes) => {
+        received[name] = bytes;
+        report(Object.values(received).reduce((n, b) => n + b, 0), total);
+      }),
+    ),
+  );
+  const bytes = Object.fromEntries(Object.keys(files).map((name, i) => [name, fetched[i]]));
+  if (needsRuntime) {
+    await loadScript(new URL("ort/ort.wasm.min.js", HERE));
+    Object.assign(ort.env.wasm, {
+      wasmPaths: new URL("ort/", HERE).href, // for its small JavaScript glue, which onnxruntime-web fetches itself
+      wasmBinary: bytes["ort-wasm-simd-threaded.wasm"],
+      numThreads: 1, // threads would need a cross-origin-isolated page
+    });
+  }
+  const encoder = await ort.InferenceSession.create(bytes["encoder.onnx"]);
+  const decoder = await ort.InferenceSession.create(bytes["decoder.onnx"]);
   if (typeof vegaEmbed === "undefined") await loadScript(new URL("../vega.js", HERE));
   return {
     config,
@@ -89,24 +101,26 @@ function argmax(values) {
 }
 
 async function greedy(model, sourceIds) {
-  // The most probable token at each step, up to the input's length + 50 tokens (`greedy_search`), and the attention
-  // weights of the encoder and of the decoder's last step, which read every output token.
+  // The most probable token at each step, up to the input's length + 50 tokens (`greedy_search`); the attention
+  // weights of the encoder and of the decoder's last step, and what that step read: <s> and the output before it.
   const src = ids(sourceIds);
   const { memory, encoder_self_attention } = await model.encoder.run({ src });
   const ys = [BOS];
-  let step;
+  let step, read;
   for (let i = 0; i < sourceIds.length + 49; i++) {
-    step = await model.decoder.run({ memory, src, ys: ids(ys) });
+    read = [...ys];
+    step = await model.decoder.run({ memory, src, ys: ids(read) });
     const next = argmax(step.log_probs.data);
     if (next === EOS) break;
     ys.push(next);
   }
-  return { ys, weights: [encoder_self_attention, step.decoder_self_attention, step.decoder_source_attention] };
+  const weights = [encoder_self_attention, step.decoder_self_attention, step.decoder_source_attention];
+  return { ys, read, weights }; // the weights in viz.KINDS' order
 }
 
-function chartSpec(model, weights, sourceTokens, targetTokens, previous) {
+function chartSpec(model, weights, sourceTokens, targetTokens, choices) {
   // The saved spec of the site's attention explorer, with this sentence's weights and tokens, and the menus' choices
-  // of the map it replaces.
+  // of the map it replaces (`choices`, undefined for the first).
   const rows = ["kind,layer,head,row,col,weight"];
   weights.forEach((tensor, kind) => {
     const [, layers, heads, queries, keys] = tensor.dims;
@@ -122,7 +136,7 @@ function chartSpec(model, weights, sourceTokens, targetTokens, previous) {
   const axes = { queries: [sourceTokens, targetTokens, targetTokens], keys: [sourceTokens, targetTokens, sourceTokens] };
   for (const param of spec.params) {
     if (param.name in axes) param.value = axes[param.name];
-    else if (previous) param.value = previous.signal(param.name);
+    else if (choices && param.name in choices) param.value = choices[param.name];
   }
   return spec;
 }
@@ -136,7 +150,7 @@ function render(widget) {
   widget.innerHTML = `
     <form class="try-it-form">
       <label class="try-it-label">${LANGUAGES.of(source)}
-        <input class="try-it-input" name="text" lang="${source}" maxlength="400" autocomplete="off"></label>
+        <input class="try-it-input" name="text" lang="${source}" autocomplete="off"></label>
       <div class="try-it-controls">
         <label>weights <select class="try-it-weights" name="weights"></select></label>
         <button class="try-it-button" type="submit">Translate</button>
@@ -169,9 +183,19 @@ async function translate(widget) {
   const progress = widget.querySelector(".try-it-progress");
   const weights = widget.querySelector(".try-it-weights").value;
   const text = widget.querySelector(".try-it-input").value;
+  if (widget.view) widget.choices = Object.fromEntries(MENUS.map((name) => [name, widget.view.signal(name)]));
+  widget.view?.finalize(); // the last sentence's map goes, its menus' choices stay for the next
+  widget.view = null;
+  widget.querySelector(".try-it-chart").replaceChildren();
+  output.textContent = "";
+  if (!text.trim()) {
+    status.textContent = "Type a sentence to translate.";
+    widget.dataset.state = "done";
+    return;
+  }
   widget.dataset.state = "loading";
   if (!models.has(weights)) {
-    status.textContent = `Loading onnxruntime-web and the model (${weights} weights)…`;
+    status.textContent = `Loading the model (${weights} weights)…`;
     const report = (received, total) => {
       Object.assign(progress, { hidden: false, max: total, value: received });
       status.textContent = `Loading the model (${weights} weights): ${(received / 1e6).toFixed(1)} of ${(total / 1e6).toFixed(1)} MB`;
@@ -184,29 +208,28 @@ async function translate(widget) {
   status.textContent = "Translating…";
   const tokens = model.tokenizer.tokenize(text);
   const sourceIds = [...tokens.map((t) => model.source.get(t) ?? model.source.get("<unk>")), EOS];
+  const most = model.config.positions - 51; // as `Translator.too_long`: 50 positions kept for the output to grow
   if (tokens.length === 0) {
-    output.textContent = "";
     status.textContent = "Type a sentence to translate.";
-  } else if (sourceIds.length + 50 > model.config.max_len) {
-    status.textContent = `That is ${tokens.length} tokens; this model takes at most ${model.config.max_len - 51}.`;
+  } else if (tokens.length > most) {
+    status.textContent = `That is ${tokens.length} tokens; this model takes at most ${most}: split it into shorter sentences.`;
   } else {
     const start = performance.now();
-    const { ys, weights: maps } = await greedy(model, sourceIds);
+    const { ys, read, weights: maps } = await greedy(model, sourceIds);
     const milliseconds = performance.now() - start;
     const itos = model.config.vocabs.tgt;
     const outputIds = ys.filter((id) => id !== BOS && id !== PAD); // as `Vocab.decode`
     output.textContent = model.detokenizer.detokenize(outputIds.map((id) => itos[id]));
     status.textContent = `Greedy search, ${weights} weights: ${Math.round(milliseconds)} ms in your browser.`;
     widget.dataset.milliseconds = milliseconds;
-    await draw(widget, model, maps, sourceIds.map((id) => model.config.vocabs.src[id]), ys.map((id) => itos[id]));
+    await draw(widget, model, maps, sourceIds.map((id) => model.config.vocabs.src[id]), read.map((id) => itos[id]));
   }
   widget.dataset.state = "done";
 }
 
 async function draw(widget, model, weights, sourceTokens, targetTokens) {
+  const spec = chartSpec(model, weights, sourceTokens, targetTokens, widget.choices);
   const place = widget.querySelector(".try-it-chart");
-  const spec = chartSpec(model, weights, sourceTokens, targetTokens, widget.view);
-  widget.view?.finalize();
   widget.view = (await vegaEmbed(place, spec, { renderer: "svg", actions: false })).view;
 }
 
