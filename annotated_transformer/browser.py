@@ -14,6 +14,7 @@ import copy
 import inspect
 import itertools
 import json
+import logging
 import re
 import warnings
 from pathlib import Path
@@ -234,9 +235,11 @@ def _quantize(path: Path):
     "Replace the graph at `path` by one with 8-bit weights."
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
+    logging.disable(logging.WARNING)  # its advice to pre-process the graph, which changes nothing here
+    try:
         quantize_dynamic(path, path.with_suffix(".int8"), weight_type=QuantType.QInt8)
+    finally:
+        logging.disable(logging.NOTSET)
     path.with_suffix(".int8").replace(path)
 
 # %% ../nbs/10b_browser.ipynb #3732f68e

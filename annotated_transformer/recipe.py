@@ -79,6 +79,11 @@ class Recipe:
                 raise ValueError(f"{name} must be {allowed}, not {getattr(self, name)!r}.")
         if self.epochs == 0 and self.steps == 0:
             raise ValueError("Say when to stop: epochs, steps or both must be positive.")
+        if self.cooldown and self.minutes:
+            raise ValueError(
+                "A cooldown is counted back from the end that epochs or steps set, and a time budget (minutes) may end "
+                "the run before the rate has fallen: with a cooldown, give minutes=0 (--minutes 0)."
+            )
 
 
 VOCABULARIES = ("words", "bpe")

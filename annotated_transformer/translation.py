@@ -6,10 +6,11 @@ Docs: https://annotated-transformer.github.io/annotated-transformer/translation.
 
 # %% auto #0
 __all__ = ['Search', 'PRETRAINED_FORMAT', 'PRETRAINED_WEIGHTS', 'PRETRAINED_USE', 'checked_model', 'Translator', 'bleu_scores',
-           'evaluate_pairs', 'tied_names', 'model_description', 'write_description', 'save_pretrained',
-           'read_description', 'read_pretrained', 'model_card']
+           'evaluate_pairs', 'tied_names', 'model_description', 'description_sha256', 'write_description',
+           'save_pretrained', 'read_description', 'read_pretrained', 'model_card']
 
 # %% ../nbs/08c_translation.ipynb #ba0a7f0a
+import hashlib
 import json
 import time
 from collections.abc import Callable
@@ -235,6 +236,13 @@ def model_description(
     return dict(description, about=about or {}), bpe
 
 
+def description_sha256(config: dict) -> str:  # hex digest
+    "A SHA-256 checksum of a model directory's description, all of it but this checksum: what the model is and came from."
+    return hashlib.sha256(
+        json.dumps({k: v for k, v in config.items() if k != "sha256"}, sort_keys=True).encode()
+    ).hexdigest()
+
+
 def write_description(
     out: Path,  # the model directory
     translator: Translator,
@@ -248,7 +256,10 @@ def write_description(
     description, bpe = model_description(translator, about)
     if bpe:
         write_atomically(out / "bpe.model", lambda p: p.write_bytes(bpe))
-    config = dict(head, **description)
+    config = dict(head, **description, **(dict(bpe_sha256=hashlib.sha256(bpe).hexdigest()) if bpe else {}))
+    config["sha256"] = description_sha256(
+        config
+    )  # covers the configuration, the vocabularies and the weights' checksum
     write_atomically(out / name, lambda p: p.write_text(json.dumps(config, ensure_ascii=False, indent=1)))
     card = model_card(config, sum(p.numel() for p in translator.model.parameters()), use, weights)
     write_atomically(out / "README.md", lambda p: p.write_text(card))
@@ -275,7 +286,7 @@ def read_description(
     name: str = "config.json",  # its description file
     format: str = PRETRAINED_FORMAT,  # the format expected
 ) -> dict:  # the description, with the BPE model's bytes under "bpe" where the vocabulary is BPE
-    "A model directory's description as `write_description` wrote it, after checking its format."
+    "A model directory's description as `write_description` wrote it, after checking its format and its checksum."
     try:
         config = json.loads((path / name).read_text(encoding="utf-8"))
     except FileNotFoundError:
@@ -287,7 +298,14 @@ def read_description(
     if not isinstance(config, dict) or config.get("format") != format:
         found = config.get("format") if isinstance(config, dict) else None
         raise ValueError(f"{path} is a model directory of format {found!r}; this version reads {format!r}.")
+    if "sha256" in config and config["sha256"] != description_sha256(config):  # (version 0.4's directories have none)
+        raise ValueError(
+            f"{path / name} was changed after it was written (its checksum no longer matches), so its model would not "
+            "be the one trained: copy the directory again, or export it anew."
+        )
     bpe = dict(bpe=(path / "bpe.model").read_bytes()) if config.get("vocabulary") == "bpe" else {}
+    if bpe and config.get("bpe_sha256") not in (None, hashlib.sha256(bpe["bpe"]).hexdigest()):
+        raise ValueError(f"{path / 'bpe.model'} is not the one the model was written with: copy the directory again.")
     return dict(config, **bpe)
 
 

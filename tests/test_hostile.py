@@ -18,6 +18,7 @@ import time
 from pathlib import Path
 
 import pytest
+import torch
 from corpora import write_multi30k_slice
 
 pytestmark = pytest.mark.xdist_group("test_hostile")  # its module-scoped fixtures are built once, on one worker
@@ -370,6 +371,13 @@ def _copy(model_dir: Path, tmp_path: Path) -> Path:
     return Path(shutil.copytree(model_dir, tmp_path / "model"))
 
 
+def _with_heads(model_dir: Path, h: int):
+    "Edit the number of heads in config.json: the weights' shapes still fit (on e80b885 it loaded, and translated otherwise)."
+    config = json.loads((model_dir / "config.json").read_text())
+    config["model"]["h"] = h
+    (model_dir / "config.json").write_text(json.dumps(config))
+
+
 @pytest.mark.parametrize(
     "damage, phrase",
     [
@@ -380,6 +388,7 @@ def _copy(model_dir: Path, tmp_path: Path) -> Path:
             "missing or damaged",
         ),
         (lambda d: (d / "config.json").unlink(), "holds no config.json"),
+        (lambda d: _with_heads(d, 4), "was changed after it was written"),
     ],
 )
 def test_a_damaged_model_directory_is_one_clear_error(model_dir: Path, tmp_path: Path, damage, phrase: str):
@@ -450,3 +459,15 @@ def test_a_resumed_run_with_nothing_left_to_train_says_which_option_extends_it(
     result = cli("train", "multi30k", *data, *resumed, capture_output=True, text=True)
     clear_error(result, 2, "would train nothing", *phrases)
     assert digests(copy) == before and not list(copy.glob("step_*.pt"))
+
+
+def test_a_checkpoint_whose_configuration_was_edited_is_refused(run: Path, tmp_path: Path):
+    """A checkpoint with its number of heads edited, which its weights' shapes still fit: one clear error (on e80b885
+    it loaded and translated otherwise, its checksum covering its tensors alone)."""
+    saved = torch.load(run / "last.pt", weights_only=True)
+    saved["config"]["h"] = 4
+    torch.save(saved, tmp_path / "edited.pt")
+    result = cli(
+        "translate", "--model", str(tmp_path / "edited.pt"), "--beam", "1", input=b"Ein Hund.\n", capture_output=True
+    )
+    clear_error(result, 2, "is damaged or was altered")

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import torch
 
-from annotated_transformer.browser import export_onnx
+from annotated_transformer.browser import ONNX_FORMAT, export_onnx
 from annotated_transformer.data import load_multi30k
 from annotated_transformer.export import provenance
 from annotated_transformer.recipe import Recipe
@@ -78,7 +78,7 @@ def widget(into: Path, translator: Translator, about: dict) -> tuple[str, dict]:
     sizes = {}
     for weights in WEIGHTS:
         out = export_onnx(translator, into / weights, None if weights == "float32" else weights, about)
-        sizes[weights] = sum(graph["bytes"] for graph in read_description(out).get("graphs").values()) / 1e6
+        sizes[weights] = sum(g["bytes"] for g in read_description(out, format=ONNX_FORMAT)["graphs"].values()) / 1e6
     onnxruntime_web(into / "ort")
     sizes["runtime"] = (into / "ort" / WASM).stat().st_size / 1e6
     (into / "attention_chart.json").write_text(json.dumps(chart_template(translator)))
