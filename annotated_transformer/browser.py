@@ -6,8 +6,8 @@ Docs: https://annotated-transformer.github.io/annotated-transformer/browser.html
 
 # %% auto #0
 __all__ = ['GRAPHS', 'WEB_POSITIONS', 'TRACING', 'ONNX_FORMAT', 'ONNX_QUANTIZATIONS', 'ONNX_WEIGHTS', 'ONNX_USE', 'FORMATS',
-           'EncoderGraph', 'DecoderGraph', 'js_regex', 'tokenizer_rules', 'detokenizer_rules', 'export_onnx',
-           'onnx_greedy', 'OnnxTranslator', 'export', 'open_translator']
+           'SEARCHES', 'EncoderGraph', 'DecoderGraph', 'js_regex', 'tokenizer_rules', 'detokenizer_rules',
+           'export_onnx', 'onnx_greedy', 'OnnxTranslator', 'export', 'open_translator']
 
 # %% ../nbs/10b_browser.ipynb #99c34ed3
 import copy
@@ -336,6 +336,11 @@ class OnnxTranslator(Translator):
 
 # %% ../nbs/10b_browser.ipynb #aeea83a6
 FORMATS = ("native", "ctranslate2", "onnx")
+SEARCHES = {  # format: the beam `open_translator` is given for its directories by default, and the words for that search
+    "native": (4, "beam 4, α = 0.6"),
+    "ctranslate2": (4, "CTranslate2's beam 4, α = 0.6 (its length penalty: log P / length^α)"),
+    "onnx": (1, "greedy"),
+}
 
 
 def export(

@@ -59,7 +59,7 @@ def onnxruntime_web(into: Path):
     installed = package / "package.json"
     if not installed.is_file() or json.loads(installed.read_text())["version"] != pinned:
         _npm_ci()
-    into.mkdir(parents=True)
+    into.mkdir(parents=True, exist_ok=True)
     for name in RUNTIME:
         shutil.copy(package / "dist" / name, into / name)
     shutil.copy(installed, into / "package.json")
