@@ -15,6 +15,7 @@
 
 import argparse
 import ast
+import contextlib
 import html
 import importlib
 import inspect
@@ -25,6 +26,11 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+
+try:
+    import fcntl
+except ImportError:
+    fcntl = None  # Windows: builds are not serialised
 
 import nbformat
 import site_model
@@ -437,6 +443,15 @@ def write_sources(model: Path | None, scratch: Path):
     (SRC / f"{API_PAGE}.md").write_text(api_page(modules))
 
 
+@contextlib.contextmanager
+def one_build_at_a_time():
+    "Builds share `_proc/` and `_docs_src/`: a second one waits for the first (an exclusive lock on `_docs_src.lock`)."
+    with open(ROOT / "_docs_src.lock", "a") as lock:
+        if fcntl:
+            fcntl.flock(lock, fcntl.LOCK_EX)  # released when the build ends, however it ends
+        yield
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=OUT, help="where the website goes (default: _docs/)")
@@ -451,15 +466,15 @@ def main():
             sys.exit(
                 f"--model {args.model}: {e} Give the one `annotated-transformer export RUN --out DIR` writes (--format native)."
             )
-    process_notebooks()
-    with tempfile.TemporaryDirectory() as scratch:
+    with one_build_at_a_time(), tempfile.TemporaryDirectory() as scratch:
+        process_notebooks()
         write_sources(args.model, Path(scratch))
-    html = SRC / "_build" / "html"  # MyST-NB writes outputs beside the output folder: keep both inside _docs_src/
-    sphinx = [sys.executable, "-m", "sphinx", "-b", "html", "-W", "--keep-going", "-q", str(SRC), str(html)]
-    if subprocess.call(sphinx):
-        sys.exit("The website did not build: Sphinx's warnings and errors are above.")
-    shutil.rmtree(args.out, ignore_errors=True)
-    shutil.copytree(html, args.out)
+        html = SRC / "_build" / "html"  # MyST-NB writes outputs beside the output folder: keep both inside _docs_src/
+        sphinx = [sys.executable, "-m", "sphinx", "-b", "html", "-W", "--keep-going", "-q", str(SRC), str(html)]
+        if subprocess.call(sphinx):
+            sys.exit("The website did not build: Sphinx's warnings and errors are above.")
+        shutil.rmtree(args.out, ignore_errors=True)
+        shutil.copytree(html, args.out)
     print(f"The website is in {args.out}: open {args.out / 'index.html'}")
 
 
