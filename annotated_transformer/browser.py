@@ -32,7 +32,7 @@ from .attention import padding_mask, subsequent_mask
 from .checkpoints import write_atomically
 from .data import _REJOIN, Tokenizer, collate, sha256
 from .decoding import BeamSearch
-from .export import CT2Translator, export_ctranslate2
+from .export import TOKENIZATION, CT2Translator, export_ctranslate2
 from .model import EncoderDecoder
 from .recipe import saved_vocabularies
 from .training import BOS, EOS, PAD, UNK
@@ -343,6 +343,23 @@ SEARCHES = {  # format: the beam `open_translator` is given for its directories 
 }
 
 
+def _check_out(out: Path):
+    "Refuse an `out` that holds files no export wrote (a user's own README.md or config.json would be replaced)."
+    if out.exists() and not out.is_dir():
+        raise ValueError(f"{out} is a file: give --out a directory (new, empty, or one an export wrote).")
+    files = sorted(p.name for p in out.iterdir()) if out.is_dir() else []
+    for description in (out / "config.json", out / TOKENIZATION):
+        try:
+            if json.loads(description.read_text(encoding="utf-8"))["format"].startswith("annotated-transformer-"):
+                return  # an earlier export: its files are replaced
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+            continue
+    if files:
+        raise ValueError(
+            f"{out} holds files no export wrote ({', '.join(files[:5])}): export into a new or empty directory."
+        )
+
+
 def export(
     translator: Translator,
     out: str | Path,
@@ -353,6 +370,7 @@ def export(
     "Write `translator` in one of the `FORMATS`."
     if format not in FORMATS:
         raise ValueError(f"format must be one of {FORMATS}, not {format!r}.")
+    _check_out(Path(out))
     if format == "ctranslate2":
         return export_ctranslate2(translator, out, quantization, about)
     if format == "onnx":

@@ -229,6 +229,21 @@ class Snapshots(Hook):
         return self.take(st) if crossed else None
 
 # %% ../nbs/08b_runs.ipynb #badb12e0
+def _metric_lines(path: Path) -> list[str]:
+    "The lines of a run's metrics.jsonl, less a last one cut short (what a crash in the middle of a write leaves)."
+    lines = path.read_text().splitlines()
+    for n, line in enumerate(lines, 1):
+        try:
+            json.loads(line)["step"]
+        except (ValueError, KeyError, TypeError):
+            if n == len(lines):
+                return lines[:-1]
+            raise ValueError(
+                f"{path}, line {n}, is not a metrics line ({line[:40]!r}): delete that line, then resume."
+            ) from None
+    return lines
+
+
 class Metrics(Hook):
     "A training hook that appends a JSON line per update and per evaluation to `path`, for anyone watching the run."
 
@@ -238,7 +253,7 @@ class Metrics(Hook):
         state: TrainState,  # where the run starts: lines after its update are dropped, since those are trained again
     ):
         if path.exists():
-            kept = [line for line in path.read_text().splitlines() if json.loads(line)["step"] <= state.step]
+            kept = [line for line in _metric_lines(path) if json.loads(line)["step"] <= state.step]
             path.write_text("".join(line + "\n" for line in kept))
         self.path, self.written = path, len(state.evals)  # the evaluations already in the file
         try:  # TensorBoard's event files too, where it is installed (an optional extra)

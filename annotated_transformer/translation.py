@@ -12,6 +12,7 @@ __all__ = ['Search', 'PRETRAINED_FORMAT', 'PRETRAINED_WEIGHTS', 'PRETRAINED_USE'
 # %% ../nbs/08c_translation.ipynb #ba0a7f0a
 import hashlib
 import json
+import os
 import time
 from collections.abc import Callable
 from dataclasses import asdict
@@ -266,6 +267,13 @@ def write_description(
     return config
 
 
+def _shared(path: Path):
+    "Give `path` the permissions a new file gets here, as the directory's other files (safetensors writes for its owner alone)."
+    mask = os.umask(0)
+    os.umask(mask)
+    path.chmod(0o666 & ~mask)
+
+
 def save_pretrained(
     translator: Translator,
     out: str | Path,  # the model directory; created, and its files replaced
@@ -275,7 +283,7 @@ def save_pretrained(
     out, state = Path(out), translator.model.state_dict()
     tied = tied_names(state)
     weights = {name: tensor.detach().cpu().contiguous() for name, tensor in state.items() if name not in tied}
-    write_atomically(out / "model.safetensors", lambda p: safetensors.torch.save_file(weights, str(p)))
+    write_atomically(out / "model.safetensors", lambda p: (safetensors.torch.save_file(weights, str(p)), _shared(p)))
     head = dict(format=PRETRAINED_FORMAT, tied=tied, weights_sha256=sha256(out / "model.safetensors"))
     write_description(out, translator, head, about=about)
     return out

@@ -471,3 +471,31 @@ def test_a_checkpoint_whose_configuration_was_edited_is_refused(run: Path, tmp_p
         "translate", "--model", str(tmp_path / "edited.pt"), "--beam", "1", input=b"Ein Hund.\n", capture_output=True
     )
     clear_error(result, 2, "is damaged or was altered")
+
+
+def test_export_never_overwrites_a_users_own_files(run: Path, tmp_path: Path):
+    "`export --out DIR` into a directory of the user's own: refused, their README.md as it was (on e80b885, replaced)."
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "README.md").write_text("my notes")
+    clear_error(cli("export", str(run), "--out", str(mine), capture_output=True), 2, "holds files no export wrote")
+    assert (mine / "README.md").read_text() == "my notes" and sorted(p.name for p in mine.iterdir()) == ["README.md"]
+
+
+def test_an_exported_model_can_be_read_by_others(model_dir: Path):
+    "The weights get the permissions of the directory's other files (on e80b885: 0600, for their owner alone)."
+    modes = {p.name: p.stat().st_mode & 0o777 for p in model_dir.iterdir()}
+    assert modes["model.safetensors"] == modes["config.json"], modes
+
+
+def test_a_run_resumes_after_a_crash_cut_its_last_metrics_line(run: Path, tmp_path: Path):
+    "A torn last line in metrics.jsonl, as a crash leaves: --resume drops it and trains on (on e80b885: a JSON error)."
+    copy = tmp_path / "run"
+    shutil.copytree(run, copy)
+    with open(copy / "metrics.jsonl", "a") as f:
+        f.write('{"kind": "update", "step": 9')  # cut short
+    resumed = ["--out", str(copy), "--resume", "--epochs", "2", "--no-progress"]
+    result = cli("train", "multi30k", "--data-dir", str(run.parent / "data"), *resumed, capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    records = [json.loads(line) for line in (copy / "metrics.jsonl").read_text().splitlines()]  # every line whole
+    assert max(r["epoch"] for r in records) == 2, records[-1]
