@@ -272,7 +272,7 @@ def read_lines(
         except UnicodeDecodeError as e:
             raise ValueError(
                 f"{path}, line {number}, column {e.start + 1}: byte {raw[e.start]:#04x} is not valid UTF-8. "
-                "Multi30k is UTF-8; re-encode the file or fetch a fresh copy."
+                "Corpora are read as UTF-8: re-encode the file, or fetch a fresh copy."
             ) from None
         if not line.strip():
             empty.append(number)
