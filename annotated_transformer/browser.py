@@ -6,8 +6,8 @@ Docs: https://annotated-transformer.github.io/annotated-transformer/browser.html
 
 # %% auto #0
 __all__ = ['GRAPHS', 'WEB_POSITIONS', 'TRACING', 'ONNX_FORMAT', 'ONNX_QUANTIZATIONS', 'ONNX_WEIGHTS', 'ONNX_USE', 'FORMATS',
-           'SEARCHES', 'EncoderGraph', 'DecoderGraph', 'js_regex', 'tokenizer_rules', 'detokenizer_rules',
-           'export_onnx', 'onnx_greedy', 'OnnxTranslator', 'export', 'open_translator']
+           'BEAMS', 'EncoderGraph', 'DecoderGraph', 'js_regex', 'tokenizer_rules', 'detokenizer_rules', 'export_onnx',
+           'onnx_greedy', 'OnnxTranslator', 'search_words', 'export', 'model_alpha', 'open_translator']
 
 # %% ../nbs/10b_browser.ipynb #99c34ed3
 import copy
@@ -29,12 +29,12 @@ from torch import nn
 from tqdm.auto import tqdm
 
 from .attention import padding_mask, subsequent_mask
-from .checkpoints import write_atomically
+from .checkpoints import read_checkpoint, write_atomically
 from .data import _REJOIN, Tokenizer, collate, sha256
-from .decoding import BeamSearch
+from .decoding import MAX_ALPHA, BeamSearch
 from .export import TOKENIZATION, CT2Translator, export_ctranslate2
 from .model import EncoderDecoder
-from .recipe import saved_vocabularies
+from .recipe import Recipe, saved_vocabularies
 from .training import BOS, EOS, PAD, UNK
 from .translation import Translator, read_description, save_pretrained, write_description
 
@@ -336,11 +336,15 @@ class OnnxTranslator(Translator):
 
 # %% ../nbs/10b_browser.ipynb #aeea83a6
 FORMATS = ("native", "ctranslate2", "onnx")
-SEARCHES = {  # format: the beam `open_translator` is given for its directories by default, and the words for that search
-    "native": (4, "beam 4, α = 0.6"),
-    "ctranslate2": (4, "CTranslate2's beam 4, α = 0.6 (its length penalty: log P / length^α)"),
-    "onnx": (1, "greedy"),
-}
+BEAMS = {"native": 4, "ctranslate2": 4, "onnx": 1}  # format: the beam its directories are scored with by default
+
+
+def search_words(format: str, beam: int, alpha: float, allow_unk: bool) -> str:
+    "The search a format's translator runs, in words, for a model card: CTranslate2's beam normalises by length otherwise."
+    words = "greedy" if beam == 1 else f"beam {beam}, α = {alpha}"
+    if format == "ctranslate2":
+        words = f"CTranslate2's {words}" + ("" if beam == 1 else " (its length penalty: log P / length^α, not §6.1's)")
+    return words + ("" if allow_unk else ", <unk> forbidden")
 
 
 def _check_out(out: Path):
@@ -380,15 +384,39 @@ def export(
     return save_pretrained(translator, out, about)
 
 # %% ../nbs/10b_browser.ipynb #c19f972d
+def _recipe_of(path: Path) -> dict:
+    "The recipe a checkpoint or a model directory of any format records; {} where it records none."
+    if not path.is_dir():
+        return read_checkpoint(path, mmap=True).get("recipe") or {}
+    for name in (TOKENIZATION, "config.json"):  # a CTranslate2 directory's description, else the others'
+        try:
+            return json.loads((path / name).read_text(encoding="utf-8"))["about"].get("recipe") or {}
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+            continue
+    return {}
+
+
+def model_alpha(
+    path: str | Path,  # a checkpoint, a model directory, or a CTranslate2 or ONNX directory
+) -> float:
+    "The length penalty α a saved model translates with by default: its recipe's, chosen on validation; else the paper's."
+    alpha = _recipe_of(Path(path)).get("alpha", Recipe.alpha)
+    if not isinstance(alpha, int | float) or not 0 <= alpha <= MAX_ALPHA:
+        raise ValueError(f"{path} records α = {alpha!r}, which is no length penalty: it was altered. Copy it again.")
+    return alpha
+
+
 def open_translator(
     path: str | Path,  # a checkpoint, a model directory, or a CTranslate2 or ONNX directory
     device: torch.device | None = None,
     beam: int = 4,
-    alpha: float = 0.6,
+    alpha: float | None = None,  # length penalty; None: the model's own (`model_alpha`)
     allow_unk: bool = True,  # False: never output <unk>
 ) -> Translator:
     "A translator for any kind of saved model, searching with beam `beam` and length penalty `alpha`, `<unk>` allowed or not."
     path = Path(path)
+    search = BeamSearch(beam, model_alpha(path) if alpha is None else alpha, allow_unk=allow_unk)  # checks them
+    beam, alpha = search.beam, search.alpha
     if (path / "model.bin").is_file():
         return CT2Translator(path, beam, alpha, device.type if device else "cpu", allow_unk=allow_unk)
     if (path / "encoder.onnx").is_file():
@@ -396,4 +424,4 @@ def open_translator(
             raise ValueError(f"{path} is an ONNX directory, which decodes greedily (as in the browser): add --beam 1.")
         return OnnxTranslator(path, allow_unk=allow_unk)
     opener = Translator.from_pretrained if path.is_dir() else Translator.from_checkpoint
-    return opener(path, device, BeamSearch(beam, alpha, allow_unk=allow_unk))
+    return opener(path, device, search)

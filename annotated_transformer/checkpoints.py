@@ -111,8 +111,10 @@ def write_atomically(
     try:
         write(tmp)
         os.replace(tmp, path)
-    except (OSError, RuntimeError) as e:  # torch.save reports a full disk as a RuntimeError
+    except BaseException as e:  # a full disk (torch.save says RuntimeError), or Ctrl-C: no temporary file left
         tmp.unlink(missing_ok=True)
+        if not isinstance(e, OSError | RuntimeError):
+            raise
         kept = f"{path.name} is as it was" if path.exists() else "nothing was written"
         raise OSError(
             f"Could not write {path} ({_reason(e)}): is the disk full, or the folder read-only? {kept}."
@@ -261,6 +263,8 @@ class Checkpoints(Hook):
     def at_end(self, state: TrainState):
         if self.unsaved:
             self.save(state)
+
+    at_interrupt = at_end  # a run asked to stop (Ctrl-C, SIGTERM) is saved after its last update too
 
 # %% ../nbs/05b_checkpoints.ipynb #9e6a7575
 SNAPSHOT_KINDS = ("epoch", "step")  # epoch_NN.pt after epochs, step_NNNNNNN.pt on a time interval

@@ -13,6 +13,7 @@ import dataclasses
 import itertools
 import json
 import os
+import signal
 import sys
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -21,7 +22,7 @@ from typing import TextIO, get_args
 import torch
 
 from . import __version__
-from .browser import FORMATS, SEARCHES, export, open_translator
+from .browser import BEAMS, FORMATS, export, model_alpha, open_translator, search_words
 from annotated_transformer.checkpoints import (
     TRAINING_STATE,
     average_checkpoints,
@@ -37,21 +38,23 @@ from .data import MULTI30K_SPLITS, check_split
 from .decoding import BeamSearch
 from .distributed import distributed
 from .export import QUANTIZATIONS, export_source, provenance
-from .recipe import PRECISIONS, VOCABULARIES, Recipe
+from .recipe import PRECISIONS, VOCABULARIES, Recipe, named_device
+from .trainer import stop_requests
 from .translation import Translator, evaluate_pairs
 
 # %% ../nbs/14_cli.ipynb #0f76d09c
-def _add_recipe_options(parser: argparse.ArgumentParser, recipe: Recipe, notebook: str):
+def _add_recipe_options(parser: argparse.ArgumentParser, corpus: Corpus):
     "One option per recipe field, --field-name typed like the field (a bool: --name / --no-name); one not given is None."
-    group = parser.add_argument_group(f"recipe (defaults: the {notebook} notebook's)")
-    for f in dataclasses.fields(recipe):
+    group = parser.add_argument_group(f"recipe (defaults: the {corpus.notebook} notebook's)")
+    for f in dataclasses.fields(corpus.recipe):
         kind = next((t for t in get_args(f.type) if t is not type(None)), f.type)  # float | None: float
         choices = {"precision": PRECISIONS, "vocabulary": VOCABULARIES}.get(f.name)
         typed = dict(type=kind, choices=choices, metavar=None if choices else kind.__name__.upper())  # {a,b} or TYPE
         if kind is bool:
             typed = dict(action=argparse.BooleanOptionalAction)
         flag = "--" + f.name.replace("_", "-")
-        group.add_argument(flag, dest=f.name, help=f"default: {getattr(recipe, f.name)}", **typed)
+        default = corpus.chosen.get(f.name, getattr(corpus.recipe, f.name))
+        group.add_argument(flag, dest=f.name, help=f"default: {default}", **typed)
 
 
 def _recipe(args: argparse.Namespace, corpus: Corpus) -> Recipe | None:
@@ -86,7 +89,7 @@ def _at_least_one(text: str) -> int:
 
 
 def _add_device_option(command: argparse._ActionsContainer, torchrun: bool = False):
-    "--device, checked by `_device` when the command runs; `torchrun`: the command also runs under torchrun."
+    "--device, checked by `named_device` when the command runs; `torchrun`: the command also runs under torchrun."
     under_torchrun = "; under torchrun, the process's own" if torchrun else ""
     command.add_argument("--device", help=f"e.g. cpu or cuda:0 (default: a GPU if there is one{under_torchrun})")
 
@@ -121,15 +124,22 @@ def _model_command(commands, name: str, help: str, description: str) -> argparse
     model = command.add_argument_group("the model and its search")
     model.add_argument("--model", "--checkpoint", dest="model", type=Path, required=True, help=MODEL_HELP)
     _add_device_option(model)
-    model.add_argument("--beam", type=int, default=4, help="beam size; 1 is greedy decoding (default: %(default)s)")
-    model.add_argument("--alpha", type=float, default=0.6, help="length penalty α (default: %(default)s)")
-    model.add_argument("--no-unk", action="store_true", help="never output <unk>: the vocabulary's best word instead")
+    _add_search_options(model, "4")
     return command
+
+
+def _add_search_options(group: argparse._ActionsContainer, beam: str):
+    "--beam (default: `beam`, in words), --alpha and --no-unk: the search (§6.1)."
+    group.add_argument("--beam", type=int, help=f"beam size; 1 is greedy decoding (default: {beam})")
+    group.add_argument("--alpha", type=float, help="length penalty α (default: the model's recipe's, else 0.6)")
+    group.add_argument("--no-unk", action="store_true", help="never output <unk>: the vocabulary's best word instead")
 
 
 def _open_model(args: argparse.Namespace, device: torch.device | None) -> Translator:
     "The translator of --model, searching as --beam, --alpha and --no-unk say."
-    return open_translator(args.model, device, args.beam, args.alpha, allow_unk=not args.no_unk)
+    return open_translator(
+        args.model, device, 4 if args.beam is None else args.beam, args.alpha, allow_unk=not args.no_unk
+    )
 
 # %% ../nbs/14_cli.ipynb #869ac155
 def _add_train(commands):
@@ -164,24 +174,15 @@ def _add_train_corpus(tasks, name: str, corpus: Corpus):
     )
     _add_device_option(p, torchrun=True)
     _add_progress_option(p, " (the snapshot lines are printed anyway)")
-    p.add_argument(
-        "--start-over",
-        action="store_true",
-        help="delete the files of a run already in --out (last.pt, snapshots, averages) and begin anew",
-    )
-    p.add_argument(
-        "--keep",
-        type=_at_least_one,
-        default=5,
-        help="weight snapshots to keep, the newest, for `average --last` (default: %(default)s)",
-    )
+    p.add_argument("--start-over", action="store_true", help="delete the files of a run in --out, and begin anew")
+    p.add_argument("--keep", type=_at_least_one, default=5, help="newest weight snapshots kept (default: %(default)s)")
     p.add_argument(
         "--process-timeout",
         type=float,
         metavar="MINUTES",
         help="under torchrun: how long a process waits for the others (default: 5 on CPUs, 30 on GPUs)",
     )
-    _add_recipe_options(p, corpus.recipe, corpus.notebook)
+    _add_recipe_options(p, corpus)
 
 # %% ../nbs/14_cli.ipynb #fe95af55
 def _add_translate(commands):
@@ -243,7 +244,7 @@ def _add_export(commands):
         "(--format onnx, also with --quantization int8). Load it with translate --model DIR.",
     )
     p.add_argument(
-        "source",
+        "run",
         type=Path,
         metavar="RUN_OR_CHECKPOINT",
         help="a checkpoint, or a run directory (its newest average_*.pt, else last.pt)",
@@ -257,6 +258,7 @@ def _add_export(commands):
         "--score", action="store_true", help="score it on --corpus's test set with its own search, for the README"
     )
     _add_test_set_options(p, "with --score, the corpus to score on")
+    _add_search_options(p.add_argument_group("with --score, the search"), "4; 1 for onnx")
 
 # %% ../nbs/14_cli.ipynb #c6687bd4
 def _line_problems(translator: Translator, numbered: list[tuple[int, bytes]]) -> tuple[dict, dict]:
@@ -282,27 +284,41 @@ def _translate_stream(
     out: TextIO,
     max_tokens: int,
     on_error: str = "stop",  # a line that cannot be translated: "stop" there, or "skip" it (an empty line out)
-    chunk: int = 1000,
+    chunk: int = 200,  # lines translated and written at a time
 ) -> int:  # the number of lines skipped
     "Translate `lines` to `out` a chunk at a time; empty lines stay empty; a bad line is named by its number."
-    numbered, skipped = enumerate(lines, 1), 0
-    while block := list(itertools.islice(numbered, chunk)):
-        texts, problems = _line_problems(translator, block)
-        stop = min(problems) if problems and on_error == "stop" else None
-        if stop:  # translate and write what comes before the bad line, then stop
-            block, texts = [(n, r) for n, r in block if n < stop], {n: t for n, t in texts.items() if n < stop}
-        translated = dict(zip(texts, translator.translate(list(texts.values()), max_tokens) if texts else []))
-        out.writelines(translated.get(n, "") + "\n" for n, _ in block)
-        out.flush()
-        if stop:
-            raise ValueError(
-                f"input line {stop} is {problems[stop]}. The lines before it are translated; "
-                "mend it, or pass --on-error skip to leave such lines empty."
-            )
-        for n in sorted(problems):
-            print(f"annotated-transformer: input line {n} skipped: {problems[n]}", file=sys.stderr)
-        skipped += len(problems)
+    numbered, skipped, written = enumerate(lines, 1), 0, 0
+    with stop_requests() as asked:  # Ctrl-C or SIGTERM: stop after the chunk in progress is written
+        try:
+            while not asked and (block := list(itertools.islice(numbered, chunk))):
+                skipped += _translate_block(translator, block, out, max_tokens, on_error)
+                written += len(block)
+        except KeyboardInterrupt:  # a second Ctrl-C: at once, the chunk in progress lost
+            asked.append(signal.SIGINT)
+    if asked:
+        raise KeyboardInterrupt(f"the first {written} input lines are translated and written")
     return skipped
+
+
+def _translate_block(
+    translator: Translator, block: list[tuple[int, bytes]], out: TextIO, max_tokens: int, on_error: str
+) -> int:  # the number of lines skipped
+    "Translate and write one chunk of numbered lines, as `_translate_stream` says."
+    texts, problems = _line_problems(translator, block)
+    stop = min(problems) if problems and on_error == "stop" else None
+    if stop:  # translate and write what comes before the bad line, then stop
+        block, texts = [(n, r) for n, r in block if n < stop], {n: t for n, t in texts.items() if n < stop}
+    translated = dict(zip(texts, translator.translate(list(texts.values()), max_tokens) if texts else []))
+    out.writelines(translated.get(n, "") + "\n" for n, _ in block)
+    out.flush()
+    if stop:
+        raise ValueError(
+            f"input line {stop} is {problems[stop]}. The lines before it are translated; "
+            "mend it, or pass --on-error skip to leave such lines empty."
+        )
+    for n in sorted(problems):
+        print(f"annotated-transformer: input line {n} skipped: {problems[n]}", file=sys.stderr)
+    return len(problems)
 
 # %% ../nbs/14_cli.ipynb #fea5ac2e
 def _average(inputs: list[Path], last: int, out: Path | None):
@@ -334,13 +350,28 @@ def _train_copy(args: argparse.Namespace):
     print(train_copy_task(args.epochs, args.seed, progress=not args.no_progress))
 
 
+def _kept(last: Path) -> str:
+    "What an interrupted run has kept, and how to go on."
+    if not last.exists():
+        return (
+            "nothing was saved (no update was made, or a second Ctrl-C stopped it at once); run the same command again"
+        )
+    step = read_checkpoint(last, mmap=True)["train_state"]["step"]
+    return f"the run is saved after update {step:,} in {last}; continue it with --resume (and without --start-over)"
+
+
 def _train(args: argparse.Namespace, device: torch.device | None):
     "Train a translator on the corpus `args.task` names: under torchrun in each of its processes, else in this one."
     corpus = CORPORA[args.task]
     options = dict(device=device, keep=args.keep, progress=not args.no_progress, start_over=args.start_over)
     with distributed(timeout_minutes=args.process_timeout) as processes:
         data = {name: getattr(args, name) for name in corpus.data}
-        corpus.train(args.out, recipe=_recipe(args, corpus), resume=args.resume, **data, processes=processes, **options)
+        try:
+            corpus.train(
+                args.out, recipe=_recipe(args, corpus), resume=args.resume, **data, processes=processes, **options
+            )
+        except KeyboardInterrupt:  # Ctrl-C, or SIGTERM: the trainer saved the run after its last update
+            raise KeyboardInterrupt(_kept(args.out / "last.pt") if processes.is_main else "") from None
     if processes.is_main:
         test_set = f"--corpus {args.task}" if corpus.splits else "--source TEST_SOURCE --reference TEST_REFERENCE"
         print(
@@ -383,38 +414,27 @@ def _evaluate(args: argparse.Namespace, device: torch.device | None):
 # %% ../nbs/14_cli.ipynb #d691e0a1
 def _export(args: argparse.Namespace, device: torch.device | None):
     "Write the model of a checkpoint or run as --format says; with --score, score the written directory with its own search."
-    path = export_source(args.source)
+    path = export_source(args.run)
     translator = Translator.from_checkpoint(path, device, BeamSearch(4, 0.6))
     about, note = provenance(path), ""
+    beam = BEAMS[args.format] if args.beam is None else args.beam
+    alpha = model_alpha(path) if args.alpha is None else args.alpha
+    if args.alpha is not None:  # the directory's own α from now on
+        about["recipe"] = dict(about.get("recipe") or {}, alpha=alpha)
     out = export(translator, args.out, args.format, args.quantization, about)
-    beam, search = SEARCHES[args.format]
+    search = search_words(args.format, beam, alpha, allow_unk=not args.no_unk)
     if args.score:  # the model as written (8-bit weights, another engine's search), then its card and config with it
-        scores, _ = _score(args, lambda: open_translator(out, device, beam))
+        scores, _ = _score(args, lambda: open_translator(out, device, beam, alpha, allow_unk=not args.no_unk))
         about["scores"] = {k: scores[k] for k in ("split", "sacrebleu", "signature")} | dict(search=search)
         export(translator, args.out, args.format, args.quantization, about)
         note = f" ({scores['sacrebleu']:.2f} sacreBLEU, {search})"
-    hint = f"annotated-transformer translate --model {out}{' --beam 1' * (beam == 1)}"
+    hint = f"annotated-transformer translate --model {out}{f' --beam {beam}' * (beam != 4)}{' --no-unk' * args.no_unk}"
     print(f"exported {path} to {out}{note}; translate with: {hint}")
 
 # %% ../nbs/14_cli.ipynb #1e76ba36
-def _device(name: str | None) -> torch.device | None:
-    "The device `--device` names, checked to exist here; None when it is not given."
-    if not name:
-        return None
-    try:
-        device = torch.device(name)
-    except RuntimeError:
-        raise ValueError(f"--device {name!r} is not a device; give one such as cpu, cuda or cuda:1.") from None
-    if device.type == "cuda" and not torch.cuda.is_available():
-        raise ValueError(f"--device {name}: this machine has no CUDA GPU (or PyTorch lacks CUDA); use --device cpu.")
-    if device.type == "cuda" and (device.index or 0) >= torch.cuda.device_count():
-        raise ValueError(f"--device {name}: this machine has {torch.cuda.device_count()} GPU(s), numbered from 0.")
-    return device
-
-
 def run(args: argparse.Namespace):
     "Carry out a parsed command."
-    device = _device(getattr(args, "device", None))
+    device = named_device(getattr(args, "device", None))
     if args.command == "train" and args.task == "copy":
         _train_copy(args)
     elif args.command == "train":
@@ -456,8 +476,8 @@ def report_errors(
         print(f"{prog}: error: {e}", file=sys.stderr)
         _settle_stdout()
         return 2
-    except KeyboardInterrupt:
-        print("\ninterrupted; a training run continues from its last checkpoint with --resume", file=sys.stderr)
+    except KeyboardInterrupt as e:  # Ctrl-C, or SIGTERM during training; the command's message says what was kept
+        print(f"\ninterrupted{f': {e}' if str(e) else ''}", file=sys.stderr)
         return 130
     return 0
 

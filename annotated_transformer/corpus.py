@@ -84,14 +84,14 @@ def corpus_recipe(
     return replace(MULTI30K, src_lang=src_lang, tgt_lang=tgt_lang, vocabulary="words" if words else "bpe", **changes)
 
 # %% ../nbs/12b_corpus.ipynb #9a439329
-def check_languages(recipe: Recipe, train: Sequence[str | Path]):
-    "Refuse a recipe whose languages the training files' names contradict, or whose word tokenizers cannot be made here."
-    named = file_languages(train)
-    if named and named != (recipe.src_lang, recipe.tgt_lang):
-        raise ValueError(
-            f"The files' names say {named[0]}→{named[1]}, the recipe {recipe.src_lang}→{recipe.tgt_lang}: give "
-            "--src-lang and --tgt-lang as the files are, or the files in the order source, target."
-        )
+def check_languages(recipe: Recipe, *files: Sequence[str | Path] | None):  # the training files, the validation files
+    "Refuse a recipe whose languages the files' names contradict, or whose word tokenizers cannot be made here."
+    for named in [file_languages(paths) for paths in files if paths]:
+        if named and named != (recipe.src_lang, recipe.tgt_lang):
+            raise ValueError(
+                f"The files' names say {named[0]}→{named[1]}, the recipe {recipe.src_lang}→{recipe.tgt_lang}: give "
+                "--src-lang and --tgt-lang as the files are, or the files in the order source, target."
+            )
     if recipe.vocabulary == "words" and (
         lacking := [x for x in (recipe.src_lang, recipe.tgt_lang) if not spacy_has(x)]
     ):
@@ -128,7 +128,8 @@ def corpus_pairs(
         raise ValueError(
             "Give either a validation set (--val) or a number of pairs to hold out (--val-size), not both."
         )
-    pairs = read_pairs(train)
+    if not (pairs := read_pairs(train)):
+        raise ValueError(f"{', '.join(map(str, train))}: no sentence pairs to train on.")
     return (
         dict(zip(("train", "val"), hold_out(pairs, val_size)))
         if val is None
@@ -164,7 +165,7 @@ def train_corpus(
     pairs = corpus_pairs(train, val, val_size)
     recipe = recipe or (None if resume else new_corpus_recipe(train, {}))
     if recipe:
-        check_languages(recipe, train)
+        check_languages(recipe, train, val)
     return train_translator(out, lambda split, src, tgt: pairs[split], recipe, resume, **options)
 
 # %% ../nbs/12b_corpus.ipynb #69d6482c
@@ -178,6 +179,7 @@ class Corpus(NamedTuple):
     splits: tuple  # the splits `evaluate` scores, the test set (the default) last
     about: str  # for the help
     notebook: str  # the notebook whose recipe is the default, for the help
+    chosen: dict = {}  # `Recipe` fields a new run chooses for itself, and how, for the help
 
     def new_recipe(self, data: dict, given: dict) -> Recipe:
         "A new run's recipe: the default (for a user's corpus, `new_corpus_recipe`'s) with the `Recipe` fields `given`."
@@ -236,5 +238,10 @@ CORPORA = {
         (),
         "your own parallel text, any language pair",
         "Multi30k",
+        {
+            "src_lang": "from the files' names",
+            "tgt_lang": "from the files' names",
+            "vocabulary": "words where spaCy has both languages, else bpe",
+        },
     ),
 }

@@ -208,7 +208,7 @@ def multi30k_ways(
     return (
         "Provide Multi30k one of three ways: pass the directory that holds its files (--data-dir DIR on the "
         "command line, data_dir=DIR in Python), set MULTI30K_DIR=DIR, or put the published files "
-        f"({', '.join(MULTI30K_SHA256)}) in {cache or cache_dir() / 'multi30k'}."
+        f"({', '.join(MULTI30K_SHA256)}) in {cache or cache_dir() / 'multi30k'} (the cache: $ANNOTATED_TRANSFORMER_CACHE)."
     )
 
 
@@ -234,7 +234,7 @@ def multi30k_dir(
         data_dir = os.environ["MULTI30K_DIR"]
     if data_dir is not None:
         if not Path(data_dir).is_dir():
-            raise FileNotFoundError(f"The Multi30k directory {data_dir} does not exist.")
+            raise FileNotFoundError(f"{data_dir} is not a directory, so it holds no Multi30k files. {multi30k_ways()}")
         return Path(data_dir)
     directory, url = cache_dir() / "multi30k", url or os.environ.get("MULTI30K_URL") or MULTI30K_URL
     for name, expected in MULTI30K_SHA256.items():
@@ -242,7 +242,7 @@ def multi30k_dir(
             continue
         try:
             download(url + name, directory / name, expected, progress)
-        except DownloadError as e:
+        except OSError as e:  # no network, or a cache that cannot be written (a path under a file, no permission)
             raise DownloadError(f"{e} {multi30k_ways(directory)}") from None
     return directory
 

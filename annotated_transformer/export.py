@@ -136,8 +136,11 @@ TOKENIZATION = (
 )
 CT2_USE = """```sh
 pip install "annotated-transformer[ctranslate2]"
-annotated-transformer translate --model DIR < sentences.txt      # beam 4, α = 0.6
+annotated-transformer translate --model DIR < sentences.txt      # beam 4, the α its recipe chose
 ```
+
+CTranslate2's beam search divides a hypothesis's log-probability by length^α, where §6.1 divides by ((5 + length) / 6)^α,
+so its beam may choose other translations than this project's at the same α.
 
 ```python
 from annotated_transformer.export import CT2Translator

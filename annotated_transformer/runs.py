@@ -12,6 +12,7 @@ __all__ = ['RESUMABLE', 'mean_loss', 'check_work_left', 'run_files', 'run_recipe
 import contextlib
 import hashlib
 import json
+import logging
 import math
 import os
 import uuid
@@ -109,7 +110,8 @@ RESUMABLE = (
     "steps",
     "minutes",
     "snapshot_minutes",
-)  # what a resumed run may change: how long it trains, how often it keeps weights
+    "alpha",
+)  # what a resumed run may change: how long it trains, how often it keeps weights, the α it translates with
 
 
 def run_files(out: Path) -> list[Path]:
@@ -128,7 +130,8 @@ def run_recipe(
     last = out / "last.pt"
     if start_over and resume:
         raise ValueError("Resume the run in --out, or start over there: not both.")
-    if not (resume or start_over) and (held := run_files(out)):
+    held = run_files(out) if any(p.suffix == ".pt" for p in run_files(out)) else []  # no checkpoint: nothing to lose
+    if not (resume or start_over) and held:
         raise FileExistsError(
             f"{out} already holds a run ({', '.join(p.name for p in held[:3])}{', ...' if len(held) > 3 else ''}). "
             "Continue it with --resume, choose another --out, or pass --start-over to delete its files and begin anew."
@@ -139,7 +142,8 @@ def run_recipe(
         return recipe, None
     if not last.exists():
         raise FileNotFoundError(
-            f"Nothing to resume: {out} holds no run ({last} is missing). Leave out --resume to start one."
+            f"Nothing to resume: {out} holds no checkpoint ({last} is missing; a run stopped before its first update "
+            "saves none). Leave out --resume to start one."
         )
     saved = read_checkpoint(last)
     trained = Recipe(**saved["recipe"])
@@ -266,6 +270,17 @@ class Metrics(Hook):
     def write(self, rows: list[dict]):
         with open(self.path, "a") as f:
             f.writelines(json.dumps(row) + "\n" for row in rows)
+        try:  # TensorBoard's files only show what metrics.jsonl holds: no failure of theirs is worth the run
+            self.write_board(rows)
+        except Exception as e:
+            logging.getLogger(__name__).warning(f"TensorBoard's files are no longer written ({e}); {self.path} is.")
+            self.board = None
+
+    def write_board(self, rows: list[dict]):
+        if self.board and not Path(self.board.log_dir).is_dir():  # deleted while the run trains: write it anew
+            with contextlib.suppress(Exception):
+                self.board.close()
+            self.board = type(self.board)(self.board.log_dir)
         for row in rows if self.board else []:
             for name, value in row.items():
                 if name not in ("kind", "step", "epoch") and isinstance(value, (int, float)):
@@ -274,7 +289,10 @@ class Metrics(Hook):
     def at_end(self, st: TrainState):
         self.after_epoch(st)  # an evaluation made at the end
         if self.board:
-            self.board.close()
+            with contextlib.suppress(Exception):
+                self.board.close()
+
+    at_interrupt = at_end  # a run asked to stop: its last lines are written too
 
     def after_update(self, st: TrainState):
         self.write([dict(kind="update", **st.records[-1])])
@@ -298,11 +316,11 @@ def _check_pairs(pairs: dict[str, list[tuple[str, str]]], digest: str, saved: di
     "Refuse, before any work, empty training or validation data, or other data than a resumed run was trained on."
     for split, split_pairs in pairs.items():
         if not split_pairs:
-            raise ValueError(f"The {split} split holds no sentence pairs: its files are empty. Check --data-dir.")
+            raise ValueError(f"The {split} split holds no sentence pairs: its files are empty. Check the data given.")
     if saved and saved.get("pairs_sha256", digest) != digest:  # (checkpoints of older versions record none)
         raise ValueError(
-            "This run was trained on other sentence pairs than the ones found now: resume it with the "
-            "data it was trained on (--data-dir), or start a new run elsewhere."
+            "This run was trained on other sentence pairs than the ones found now: resume it with the data it was "
+            "trained on (the same --data-dir; or --train, --val and --val-size), or start a new run elsewhere."
         )
 
 # %% ../nbs/08b_runs.ipynb #64fe87ef

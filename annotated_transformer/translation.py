@@ -6,15 +6,15 @@ Docs: https://annotated-transformer.github.io/annotated-transformer/translation.
 
 # %% auto #0
 __all__ = ['Search', 'PRETRAINED_FORMAT', 'PRETRAINED_WEIGHTS', 'PRETRAINED_USE', 'checked_model', 'Translator', 'bleu_scores',
-           'evaluate_pairs', 'tied_names', 'model_description', 'description_sha256', 'write_description',
-           'save_pretrained', 'read_description', 'read_pretrained', 'model_card']
+           'evaluate_pairs', 'alpha_search', 'tied_names', 'model_description', 'description_sha256',
+           'write_description', 'save_pretrained', 'read_description', 'read_pretrained', 'model_card']
 
 # %% ../nbs/08c_translation.ipynb #ba0a7f0a
 import hashlib
 import json
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import asdict
 from pathlib import Path
 
@@ -26,7 +26,7 @@ from tqdm.auto import tqdm
 
 from .checkpoints import Checkpoint, read_checkpoint, write_atomically
 from .data import BOS, EOS, BPETokenizer, TokenBudgetSampler, Tokenizer, Vocab, collate, sha256
-from .decoding import greedy_search
+from .decoding import BeamSearch, greedy_search
 from .model import EncoderDecoder, TransformerConfig, build_model
 from .recipe import default_device, saved_vocabularies, vocabulary_data
 from .training import Batch
@@ -190,6 +190,7 @@ def bleu_scores(
         sacrebleu=score.score,
         signature=str(sacre.get_signature()),
         detail=str(score),
+        brevity_penalty=score.bp,  # below 1: the translations are shorter than the references
         tokenized_lowercase_bleu=tokenized.corpus_score(spaced[0], [spaced[1]]).score,
     )
 
@@ -200,6 +201,8 @@ def evaluate_pairs(
     progress: bool = False,
 ) -> tuple[dict, pd.DataFrame]:  # the scores, and source / reference / hypothesis per sentence
     "Translate the sources and score the translations against the references."
+    if not pairs:
+        raise ValueError("The test set holds no sentence pairs: there is nothing to score. Check the files given.")
     sources, references = [s for s, _ in pairs], [t for _, t in pairs]
     start = time.perf_counter()
     hypotheses = translator.translate(sources, progress=progress)
@@ -209,6 +212,25 @@ def evaluate_pairs(
         translate_s=time.perf_counter() - start,
     )
     return scores, pd.DataFrame(dict(source=sources, reference=references, hypothesis=hypotheses))
+
+
+def alpha_search(
+    translator: Translator,
+    pairs: list[tuple[str, str]],  # validation pairs: α chosen on a test set would make it no test
+    alphas: Sequence[float] = (0.6, 0.8, 1.0, 1.2, 1.5),
+    beam: int = 4,
+    allow_unk: bool = True,  # False: search as `--no-unk` does
+) -> pd.DataFrame:  # sacreBLEU and brevity penalty, indexed by α
+    "Beam search's length penalty α on validation: each α's sacreBLEU and brevity penalty, to choose a recipe's `alpha`."
+    rows, search = [], translator.search
+    try:
+        for alpha in alphas:
+            translator.search = BeamSearch(beam, alpha, allow_unk=allow_unk)
+            scores, _ = evaluate_pairs(translator, pairs)
+            rows.append(dict(alpha=alpha, sacrebleu=scores["sacrebleu"], brevity_penalty=scores["brevity_penalty"]))
+    finally:
+        translator.search = search
+    return pd.DataFrame(rows).set_index("alpha")
 
 # %% ../nbs/08c_translation.ipynb #53e2146d
 PRETRAINED_FORMAT = "annotated-transformer-model/1"  # config.json's "format": what this version writes and reads
@@ -306,6 +328,10 @@ def read_description(
     if not isinstance(config, dict) or config.get("format") != format:
         found = config.get("format") if isinstance(config, dict) else None
         raise ValueError(f"{path} is a model directory of format {found!r}; this version reads {format!r}.")
+    if missing := [key for key in ("model", "vocabs", "langs") if key not in config]:
+        raise ValueError(
+            f"{path / name} lacks {', '.join(missing)}: it was cut short or altered. Copy the directory again."
+        )
     if "sha256" in config and config["sha256"] != description_sha256(config):  # (version 0.4's directories have none)
         raise ValueError(
             f"{path / name} was changed after it was written (its checksum no longer matches), so its model would not "
@@ -383,13 +409,12 @@ PRETRAINED_WEIGHTS = (
 )
 PRETRAINED_USE = """```sh
 pip install annotated-transformer
-annotated-transformer translate --model DIR < sentences.txt      # beam 4, α = 0.6
+annotated-transformer translate --model DIR < sentences.txt      # beam 4, the α its recipe chose
 ```
 
 ```python
-from annotated_transformer.decoding import BeamSearch
-from annotated_transformer.translation import Translator
+from annotated_transformer.browser import open_translator
 
-translator = Translator.from_pretrained("DIR", search=BeamSearch(4))
+translator = open_translator("DIR")  # beam 4 and the model's α, as on the command line
 translator.translate(["Zwei Hunde spielen im Schnee."])
 ```"""

@@ -17,6 +17,7 @@ from pathlib import Path
 import pandas as pd
 import torch
 
+from .browser import model_alpha
 from .checkpoints import average_checkpoints, last_checkpoints, write_checkpoint
 from .data import check_split, find_corpus_file, read_parallel
 from .decoding import BeamSearch
@@ -130,12 +131,14 @@ def finish_wmt14(
     data_dir: str | Path | None = None,  # see `load_wmt14`
     k: int = 5,  # snapshots to average
     beam: int = 4,
-    alpha: float = 0.6,  # the search (§6.1)
+    alpha: float | None = None,  # the search (§6.1); None: the recipe's (the paper's 0.6)
     device: torch.device | None = None,  # default: a GPU if there is one
     progress: bool = False,
 ) -> tuple[dict, pd.DataFrame]:  # the scores on newstest2014, and the translations
     "Average the last `k` weight snapshots of `run` into `average_K.pt`, and score it on newstest2014 with beam search."
     path = Path(run) / f"average_{k}.pt"
     write_checkpoint(path, average_checkpoints(last_checkpoints(run, k)))
-    translator = Translator.from_checkpoint(path, device, BeamSearch(beam, alpha))
+    translator = Translator.from_checkpoint(
+        path, device, BeamSearch(beam, model_alpha(path) if alpha is None else alpha)
+    )
     return evaluate_wmt14(translator, "test", data_dir, progress)

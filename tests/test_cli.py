@@ -2,9 +2,11 @@
 
 A tiny model (one layer, width 32) trains on the full training split for two epochs, is interrupted and
 resumed, and its checkpoint is used by `translate` and `evaluate`. The same commands then run the WMT 2014
-recipe on a stand-in corpus made of Multi30k files. The models are far too small to translate well; the
+recipe on a stand-in corpus made of Multi30k files, and a user's own corpus, English→German, given as files and as
+a tab-separated file. The models are far too small to translate well; the
 tests check the plumbing, not the quality (the Multi30k notebook measures that)."""
 
+import gzip
 import json
 import signal
 import subprocess
@@ -14,7 +16,7 @@ from pathlib import Path
 
 import pytest
 import torch
-from corpora import write_wmt14_stand_in
+from corpora import first_lines, write_wmt14_stand_in
 
 from annotated_transformer.data import find_corpus_file, read_lines
 
@@ -200,3 +202,38 @@ def test_wmt14_recipe_end_to_end(tmp_path: Path, multi30k: Path):
     ).stdout
     scores = json.loads(out.strip().splitlines()[-1])
     assert scores["split"] == "newstest2014" and scores["sentences"] == 100 and 0 <= scores["sacrebleu"] <= 100
+
+
+def test_your_own_corpus_end_to_end(tmp_path: Path, multi30k: Path):
+    "train corpus, English→German: two gzipped files or one TSV train the same model; average, translate, evaluate, export."
+    data = tmp_path / "data"
+    data.mkdir()
+    train = {lang: first_lines(multi30k, "train", lang, 2000) for lang in ("en", "de")}
+    for lang, lines in train.items():
+        (data / f"train.{lang}.gz").write_bytes(gzip.compress(("\n".join(lines) + "\n").encode()))
+    (data / "train.tsv").write_text("".join(f"{en}\t{de}\n" for en, de in zip(*train.values())), encoding="utf-8")
+    test = zip(*(first_lines(multi30k, "val", lang, 100) for lang in ("en", "de")))
+    (data / "test.tsv").write_text("".join(f"{en}\t{de}\n" for en, de in test), encoding="utf-8")
+    tiny = [*TINY, "--epochs", "2", "--val-size", "100"]
+    files = ["--train", str(data / "train.en.gz"), str(data / "train.de.gz")]
+    log = cli("train", "corpus", *files, "--out", str(tmp_path / "files"), *tiny).stdout
+    assert "evaluate --source TEST_SOURCE --reference TEST_REFERENCE" in log
+    tsv = ["--train", str(data / "train.tsv"), "--src-lang", "en", "--tgt-lang", "de"]
+    cli("train", "corpus", *tsv, "--out", str(tmp_path / "tsv"), *tiny)
+    weights = [torch.load(tmp_path / run / "last.pt", weights_only=True)["model"] for run in ("files", "tsv")]
+    assert all(torch.equal(weights[0][name], weights[1][name]) for name in weights[0])  # the same pairs, the same run
+    assert "into" in cli("average", str(tmp_path / "tsv"), "--last", "2").stdout
+    model = str(tmp_path / "tsv" / "average_2.pt")
+    translated = cli("translate", "--model", model, input="A dog runs in the snow.\n\n").stdout
+    assert len(translated.split("\n")) == 3 and translated.split("\n")[0]
+    scores = json.loads(
+        cli("evaluate", "--model", model, "--source", str(data / "test.tsv"), "--json").stdout.splitlines()[-1]
+    )
+    assert scores["sentences"] == 100 and scores["split"] == str(data / "test.tsv")
+    cli(
+        "export", str(tmp_path / "tsv"), "--out", str(tmp_path / "model"), "--score", "--source", str(data / "test.tsv")
+    )
+    config = json.loads((tmp_path / "model" / "config.json").read_text(encoding="utf-8"))
+    assert (
+        config["langs"] == {"src": "en", "tgt": "de"} and config["about"]["scores"]["sacrebleu"] == scores["sacrebleu"]
+    )

@@ -5,15 +5,18 @@ run's files as they were. The training-side cases (a second run in a locked dire
 recipe values out of range, a full disk while saving) are demonstrated in the notebooks; these are the ones a
 user reaches through the commands' input and output."""
 
+import contextlib
 import gzip
 import hashlib
 import json
+import os
 import pickle
 import resource
 import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -349,8 +352,15 @@ def test_a_write_that_fails_keeps_the_last_checkpoint(run: Path, tmp_path: Path)
     [
         (["--alpha", "nan"], "length penalty α must be 0 or more, and finite"),
         (["--alpha", "inf"], "length penalty α must be 0 or more, and finite"),
+        (["--alpha", "1e9"], "(at most 10.0), not 1000000000.0"),
         (["--beam", "0"], "beam size must be 1 (greedy) or more"),
         (["--device", "cuda:7"], "cuda"),
+        pytest.param(
+            ["--device", "mps"],
+            "no Apple GPU (MPS); use --device cpu",
+            marks=pytest.mark.skipif(torch.backends.mps.is_available(), reason="this machine has an Apple GPU"),
+        ),
+        (["--device", "meta"], "give cpu, cuda or mps, not meta"),
     ],
 )
 def test_bad_search_values_are_one_line(run: Path, args: list[str], phrase: str):
@@ -499,3 +509,147 @@ def test_a_run_resumes_after_a_crash_cut_its_last_metrics_line(run: Path, tmp_pa
     assert result.returncode == 0, result.stderr
     records = [json.loads(line) for line in (copy / "metrics.jsonl").read_text().splitlines()]  # every line whole
     assert max(r["epoch"] for r in records) == 2, records[-1]
+
+
+def _start_training(out: Path, data: Path, *args: str) -> subprocess.Popen:
+    "A tiny run in its own process, started and left running: one that trains for long enough to be stopped."
+    command = ["train", "multi30k", "--data-dir", str(data), "--out", str(out), *TINY, "--epochs", "200", *args]
+    return subprocess.Popen(
+        [sys.executable, "-m", "annotated_transformer.cli", *command],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def _wait_for_updates(process: subprocess.Popen, out: Path, updates: int):
+    "Wait until the run's metrics.jsonl holds `updates` update lines."
+    deadline = time.monotonic() + 120
+    while _updates(out) < updates:
+        assert time.monotonic() < deadline and process.poll() is None, process.communicate()
+        time.sleep(0.1)
+
+
+def _updates(out: Path) -> int:
+    metrics = out / "metrics.jsonl"
+    return metrics.read_text().count('"kind": "update"') if metrics.exists() else 0
+
+
+@pytest.mark.parametrize("stop", [signal.SIGTERM, signal.SIGINT])
+def test_a_run_told_to_stop_saves_its_last_update(run: Path, tmp_path: Path, stop: int):
+    "SIGTERM (a scheduler, `docker stop`) or Ctrl-C: the run stops after its update in progress, saves it, and says so."
+    out, data = tmp_path / "run", run.parent / "data"
+    process = _start_training(out, data)
+    _wait_for_updates(process, out, 5)
+    process.send_signal(stop)
+    _, err = process.communicate(timeout=120)
+    clear_error(subprocess.CompletedProcess([], process.returncode, "", err), 130, "continue it with --resume")
+    saved = torch.load(out / "last.pt", weights_only=False)["train_state"]
+    assert saved["step"] == _updates(out) >= 5 and f"after update {saved['step']} in" in err, err  # nothing lost
+    more = ["--resume", "--epochs", str(saved["epoch"] + 1)]
+    resumed = cli(
+        "train", "multi30k", "--data-dir", str(data), "--out", str(out), *more, capture_output=True, text=True
+    )
+    assert resumed.returncode == 0 and f"update {saved['step']}, to" in resumed.stdout, resumed.stderr
+
+
+def test_a_run_stopped_before_any_update_starts_again_as_it_was_given(run: Path, tmp_path: Path):
+    "Leftover metrics of a run that saved no checkpoint do not block the same command (on e80b885: only --start-over)."
+    out = tmp_path / "run"
+    out.mkdir()
+    (out / "metrics.jsonl").write_text('{"kind": "update", "step": 1, "epoch": 0}\n')
+    result = cli(
+        "train", "multi30k", "--data-dir", str(run.parent / "data"), "--out", str(out), *TINY, capture_output=True
+    )
+    assert result.returncode == 0, result.stderr
+    resumed = cli("train", "multi30k", "--out", str(tmp_path / "none"), "--resume", capture_output=True, text=True)
+    clear_error(resumed, 2, "Nothing to resume", "Leave out --resume")
+
+
+def test_deleting_the_tensorboard_folder_does_not_stop_training(run: Path, tmp_path: Path):
+    "The folder is made again and the run goes on (on e80b885: a traceback in TensorBoard's thread, the run lost)."
+    out = tmp_path / "run"
+    process = _start_training(out, run.parent / "data")
+    _wait_for_updates(process, out, 3)
+    shutil.rmtree(out / "tensorboard")
+    updates = _updates(out)
+    _wait_for_updates(process, out, updates + 10)
+    process.send_signal(signal.SIGTERM)
+    _, err = process.communicate(timeout=120)
+    clear_error(subprocess.CompletedProcess([], process.returncode, "", err), 130, "the run is saved")
+    assert (out / "tensorboard").is_dir()
+
+
+def test_an_interrupted_translation_keeps_the_lines_it_wrote(run: Path):
+    "Ctrl-C to `translate`: the translations written so far stay, and the message says how many lines they are."
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "annotated_transformer.cli",
+            "translate",
+            "--model",
+            str(run / "last.pt"),
+            "--beam",
+            "1",
+        ],
+        cwd=ROOT,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+    def feed():  # beside the reading, so that neither pipe fills while the other waits
+        with contextlib.suppress(BrokenPipeError, ValueError):
+            process.stdin.write(SENTENCES.decode() * 20)  # 6,000 lines
+            process.stdin.close()
+
+    threading.Thread(target=feed, daemon=True).start()
+    first = process.stdout.readline()  # the first chunk is written
+    process.send_signal(signal.SIGINT)
+    rest, err = process.communicate(timeout=300)
+    written = len((first + rest).splitlines())
+    clear_error(subprocess.CompletedProcess([], process.returncode, "", err), 130)
+    assert f"the first {written} input lines are translated and written" in err and 0 < written < 6000, err
+
+
+def _without(model_dir: Path, key: str):
+    "A config.json without `key` and, as version 0.4 wrote them, without a checksum."
+    config = json.loads((model_dir / "config.json").read_text())
+    del config[key], config["sha256"]
+    (model_dir / "config.json").write_text(json.dumps(config))
+
+
+def test_a_model_directory_without_vocabularies_says_so(model_dir: Path, tmp_path: Path):
+    damaged = _copy(model_dir, tmp_path)
+    _without(damaged, "vocabs")
+    result = cli("translate", "--model", str(damaged), input=b"Ein Hund.\n", capture_output=True)
+    clear_error(result, 2, "config.json lacks vocabs")
+
+
+def test_scoring_empty_files_says_there_is_nothing_to_score(run: Path, tmp_path: Path):
+    (tmp_path / "empty.de").write_text("")
+    (tmp_path / "empty.en").write_text("")
+    files = ["--source", str(tmp_path / "empty.de"), "--reference", str(tmp_path / "empty.en")]
+    result = cli("evaluate", "--model", str(run / "last.pt"), "--beam", "1", *files, capture_output=True)
+    clear_error(result, 2, "holds no sentence pairs")
+
+
+@pytest.mark.parametrize(
+    "env, phrase",
+    [
+        ({"ANNOTATED_TRANSFORMER_CACHE": "{file}/cache"}, "ANNOTATED_TRANSFORMER_CACHE"),
+        ({"MULTI30K_DIR": "{file}"}, "is not a directory"),
+    ],
+)
+def test_a_data_path_that_names_a_file_says_which_setting(tmp_path: Path, env: dict, phrase: str):
+    "A cache or data directory that is a regular file: one line naming the setting to change (not a bare [Errno 20])."
+    (tmp_path / "file").write_text("not a directory")
+    settings = {"MULTI30K_DIR": "", "MULTI30K_URL": "http://127.0.0.1:9/"} | {
+        k: v.format(file=tmp_path / "file") for k, v in env.items()
+    }
+    environment = {k: v for k, v in {**os.environ, **settings}.items() if v}
+    result = cli("train", "multi30k", "--out", str(tmp_path / "run"), *TINY, capture_output=True, env=environment)
+    clear_error(result, 2, phrase)

@@ -35,6 +35,7 @@ TINY = [  # (pattern, replacement): the README's sizes, made tiny; nothing else 
         f"make -C {ROOT} -o {VENV}/.package VENV={VENV} demo",
     ),  # the same target, in this environment
     (r"(train multi30k --out runs/multi30k)(?=\s*(#|$))", rf"\1 {TINY_MODEL} --max-tokens 1500 --epochs 5"),
+    (r"(train corpus .*?--out runs/en-de)(?=\s*(#|$))", rf"\1 {TINY_MODEL} --max-tokens 1500 --epochs 5"),
     (r"(--resume --epochs )\d+", r"\g<1>6"),  # one epoch more than the tiny run's 5
     (r"--snapshot-minutes 1\b", "--snapshot-minutes 0.0001"),
     (
@@ -142,12 +143,13 @@ def test_contributing_shows_the_size_table_of_now():
 
 @pytest.fixture(scope="module")
 def reader_dir(tmp_path_factory, multi30k: Path) -> tuple[Path, dict]:
-    "A directory with what the README's reader has: Multi30k (a slice of it), WMT 2014 files, a test set of their own."
+    "A directory with what the README's reader has: Multi30k (a slice of it, and as files of their own), WMT 2014 files."
     home = tmp_path_factory.mktemp("reader")
     write_wmt14_stand_in(home / "wmt14", multi30k)
-    for lang in ("de", "en"):  # another test set, gzipped, as Multi30k publishes them (here: validation sentences)
-        with gzip.open(home / f"test_2017_flickr.{lang}.gz", "wt", encoding="utf-8") as f:
-            f.write("\n".join(first_lines(multi30k, "val", lang, 150)) + "\n")
+    for split, n in (("train", 3000), ("val", 150), ("test_2016_flickr", 150)):  # Multi30k's files, as your own corpus
+        for lang in ("de", "en"):
+            with gzip.open(home / f"{split}.{lang}.gz", "wt", encoding="utf-8") as f:
+                f.write("\n".join(first_lines(multi30k, split, lang, n)) + "\n")
     env = {
         **os.environ,
         "MULTI30K_DIR": str(write_multi30k_slice(tmp_path_factory.mktemp("multi30k"), multi30k)),
@@ -183,5 +185,5 @@ def test_every_readme_command_works_as_written(reader_dir: tuple[Path, dict], tm
     assert "done: runs/multi30k/last.pt" in text and "sacreBLEU" in text and "2 process(es)" in text
     averaged = torch.load(home / "runs" / "multi30k" / "average_5.pt", weights_only=True)["averaged"]
     assert all(Path(p).name.startswith("step_") for p in averaged), averaged  # after the epochs: the minute snapshots
-    assert "test_2017_flickr.de.gz: sacreBLEU" in text  # evaluate on the reader's own files
+    assert "test_2016_flickr.en.gz: sacreBLEU" in text  # English→German, trained on the reader's own corpus
     assert (home / "runs" / "wmt14" / "average_5.pt").is_file() and "newstest2014: sacreBLEU" in text

@@ -383,6 +383,8 @@ MOVED = {  # old name: (where it went, a note), for readers of older code; the m
     "export.FORMATS": ("browser.FORMATS", "with ONNX, the third format"),
     "export.export": ("browser.export", ""),
     "export.open_translator": ("browser.open_translator", "it opens ONNX directories too"),
+    "cli.Corpus": ("corpus.Corpus", "it says where a corpus's data is: `data`, `new_recipe`"),
+    "cli.CORPORA": ("corpus.CORPORA", "with `corpus`, your own parallel text"),
 }
 
 

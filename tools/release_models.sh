@@ -10,9 +10,9 @@ make install
 at=.venv/bin/annotated-transformer
 $at train multi30k --out runs/multi30k ${TRAIN_OPTIONS:-}
 $at average runs/multi30k
-$at export runs/multi30k --out models/de-en --score
-$at export runs/multi30k --out models/de-en-ct2 --format ctranslate2 --quantization int8 --score
-$at export runs/multi30k --out models/de-en-onnx --format onnx --quantization int8 --score
+$at export runs/multi30k --out models/de-en --score --no-unk
+$at export runs/multi30k --out models/de-en-ct2 --format ctranslate2 --quantization int8 --score --no-unk
+$at export runs/multi30k --out models/de-en-onnx --format onnx --quantization int8 --score --no-unk
 for model in de-en de-en-ct2 de-en-onnx; do
   tar czf "models/$model.tar.gz" -C models "$model"
 done
