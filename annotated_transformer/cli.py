@@ -415,10 +415,10 @@ def _evaluate(args: argparse.Namespace, device: torch.device | None):
 def _export(args: argparse.Namespace, device: torch.device | None):
     "Write the model of a checkpoint or run as --format says; with --score, score the written directory with its own search."
     path = export_source(args.run)
-    translator = Translator.from_checkpoint(path, device, BeamSearch(4, 0.6))
-    about, note = provenance(path), ""
     beam = BEAMS[args.format] if args.beam is None else args.beam
     alpha = model_alpha(path) if args.alpha is None else args.alpha
+    translator = Translator.from_checkpoint(path, device, BeamSearch(beam, alpha))  # (which checks them)
+    about, note = provenance(path), ""
     if args.alpha is not None:  # the directory's own α from now on
         about["recipe"] = dict(about.get("recipe") or {}, alpha=alpha)
     out = export(translator, args.out, args.format, args.quantization, about)

@@ -107,7 +107,7 @@ def hold_out(
     pairs: list[tuple[str, str]],
     size: int | None = None,  # pairs to hold out; default: VAL_SIZE, at most a tenth of `pairs`
 ) -> tuple[list, list]:  # training pairs, validation pairs, each in the order of `pairs`
-    "`size` pairs drawn at random, the same ones for the same pairs, for validation; the rest for training."
+    "`size` pairs drawn at random, the same ones for the same pairs, for validation; the rest, less their copies, for training."
     size = min(VAL_SIZE, len(pairs) // 10) if size is None else size
     if not 0 < size < len(pairs):
         raise ValueError(
@@ -115,7 +115,9 @@ def hold_out(
             f"--val-size from 1 to {len(pairs) - 1}."
         )
     held = set(random.Random(0).sample(range(len(pairs)), size))
-    return [p for i, p in enumerate(pairs) if i not in held], [pairs[i] for i in sorted(held)]
+    validation = [pairs[i] for i in sorted(held)]
+    seen = set(validation)  # a copy of a validation pair elsewhere would be trained on
+    return [p for i, p in enumerate(pairs) if i not in held and p not in seen], validation
 
 
 def corpus_pairs(
