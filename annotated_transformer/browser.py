@@ -387,7 +387,10 @@ def export(
 def _recipe_of(path: Path) -> dict:
     "The recipe a checkpoint or a model directory of any format records; {} where it records none."
     if not path.is_dir():
-        return read_checkpoint(path, mmap=True).get("recipe") or {}
+        try:
+            return read_checkpoint(path, mmap=True).get("recipe") or {}
+        except (OSError, ValueError, RuntimeError):
+            return {}  # not a readable checkpoint: opening it says why
     for name in (TOKENIZATION, "config.json"):  # a CTranslate2 directory's description, else the others'
         try:
             return json.loads((path / name).read_text(encoding="utf-8"))["about"].get("recipe") or {}

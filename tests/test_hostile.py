@@ -5,7 +5,6 @@ run's files as they were. The training-side cases (a second run in a locked dire
 recipe values out of range, a full disk while saving) are demonstrated in the notebooks; these are the ones a
 user reaches through the commands' input and output."""
 
-import contextlib
 import gzip
 import hashlib
 import json
@@ -16,7 +15,6 @@ import shutil
 import signal
 import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 
@@ -511,6 +509,11 @@ def test_a_run_resumes_after_a_crash_cut_its_last_metrics_line(run: Path, tmp_pa
     assert max(r["epoch"] for r in records) == 2, records[-1]
 
 
+def _interruptible():
+    "For a child process: Ctrl-C (SIGINT) as at a terminal. A test runner's worker may ignore it, and children inherit that."
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _start_training(out: Path, data: Path, *args: str) -> subprocess.Popen:
     "A tiny run in its own process, started and left running: one that trains for long enough to be stopped."
     command = ["train", "multi30k", "--data-dir", str(data), "--out", str(out), *TINY, "--epochs", "200", *args]
@@ -520,6 +523,7 @@ def _start_training(out: Path, data: Path, *args: str) -> subprocess.Popen:
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        preexec_fn=_interruptible,
     )
 
 
@@ -581,35 +585,24 @@ def test_deleting_the_tensorboard_folder_does_not_stop_training(run: Path, tmp_p
     assert (out / "tensorboard").is_dir()
 
 
-def test_an_interrupted_translation_keeps_the_lines_it_wrote(run: Path):
+def test_an_interrupted_translation_keeps_the_lines_it_wrote(run: Path, tmp_path: Path):
     "Ctrl-C to `translate`: the translations written so far stay, and the message says how many lines they are."
-    process = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "annotated_transformer.cli",
-            "translate",
-            "--model",
-            str(run / "last.pt"),
-            "--beam",
-            "1",
-        ],
-        cwd=ROOT,
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-
-    def feed():  # beside the reading, so that neither pipe fills while the other waits
-        with contextlib.suppress(BrokenPipeError, ValueError):
-            process.stdin.write(SENTENCES.decode() * 20)  # 6,000 lines
-            process.stdin.close()
-
-    threading.Thread(target=feed, daemon=True).start()
-    first = process.stdout.readline()  # the first chunk is written
-    process.send_signal(signal.SIGINT)
-    rest, err = process.communicate(timeout=300)
+    (tmp_path / "input.txt").write_bytes(SENTENCES * 20)  # 6,000 lines
+    command = ["translate", "--model", str(run / "last.pt"), "--beam", "1"]
+    with open(tmp_path / "input.txt", "rb") as stdin:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "annotated_transformer.cli", *command],
+            cwd=ROOT,
+            stdin=stdin,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            preexec_fn=_interruptible,
+        )
+        first = process.stdout.readline()  # the first chunk is written
+        process.send_signal(signal.SIGINT)
+        rest, err = process.stdout.read(), process.stderr.read()  # (the file objects: they hold what readline read)
+        process.wait(timeout=60)
     written = len((first + rest).splitlines())
     clear_error(subprocess.CompletedProcess([], process.returncode, "", err), 130)
     assert f"the first {written} input lines are translated and written" in err and 0 < written < 6000, err
