@@ -15,6 +15,8 @@ import json
 import logging
 import math
 import os
+import threading
+import traceback
 import uuid
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, fields
@@ -264,8 +266,14 @@ class Metrics(Hook):
             from torch.utils.tensorboard import SummaryWriter
 
             self.board = SummaryWriter(path.parent / "tensorboard", purge_step=state.step + 1)  # hides later events
+            self.excepthook, threading.excepthook = threading.excepthook, self.thread_failed  # until `at_end`
         except ImportError:
             self.board = None
+
+    def thread_failed(self, args):  # as `threading.excepthook`
+        "TensorBoard's writer thread failing, its folder deleted under it, goes unsaid: `write_board` makes it anew."
+        if not any("tensorboard" in frame.filename for frame in traceback.extract_tb(args.exc_traceback)):
+            self.excepthook(args)
 
     def write(self, rows: list[dict]):
         with open(self.path, "a") as f:
@@ -291,6 +299,8 @@ class Metrics(Hook):
         if self.board:
             with contextlib.suppress(Exception):
                 self.board.close()
+        if threading.excepthook == self.thread_failed:
+            threading.excepthook = self.excepthook
 
     at_interrupt = at_end  # a run asked to stop: its last lines are written too
 
