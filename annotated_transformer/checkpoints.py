@@ -65,9 +65,9 @@ def rng_states() -> dict:
 def set_rng_states(states: dict):
     "Restore generator states saved by `rng_states`."
     random.setstate(states["python"])
-    torch.set_rng_state(states["torch"])
+    torch.set_rng_state(states["torch"].cpu())  # a checkpoint read onto a GPU brings its states there
     if states["cuda"] and torch.cuda.is_available():
-        torch.cuda.set_rng_state_all(states["cuda"])
+        torch.cuda.set_rng_state_all([state.cpu() for state in states["cuda"]])
 
 # %% ../nbs/05b_checkpoints.ipynb #6cdee685
 def _reason(e: Exception) -> str:
