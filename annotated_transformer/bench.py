@@ -28,8 +28,8 @@ from .attention import subsequent_mask
 from .cli import report_errors
 from .cpu import FastDropout, keep_freed_memory, use_cpu_speedups
 from .data import PAD, TokenBudgetSampler, batch_loader, load_multi30k
-from .decoding import BeamSearch
 from .export import CT2Translator, export_ctranslate2
+from .fast_decoding import BeamSearch
 from .model import EncoderDecoder, TransformerConfig, build_model, load_torch_layer
 from .multi30k import MULTI30K, prepare_multi30k
 from .recipe import PRECISIONS, autocast_dtype, translation_model

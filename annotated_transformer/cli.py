@@ -35,9 +35,9 @@ from .copy_task import train_copy_task
 from .corpus import CORPORA, Corpus, read_pairs
 from .cpu import keep_freed_memory
 from .data import MULTI30K_SPLITS, check_split
-from .decoding import BeamSearch
 from .distributed import distributed
 from .export import QUANTIZATIONS, export_source, provenance
+from .fast_decoding import BeamSearch
 from .recipe import PRECISIONS, VOCABULARIES, Recipe, named_device
 from .trainer import stop_requests
 from .translation import Translator, evaluate_pairs

@@ -1,4 +1,4 @@
-"""The smallest task that exercises the whole model: copy a random sequence of symbols. Synthetic data, greedy decoding, and a model that learns to copy in under a minute on a CPU.
+"""The smallest task that uses the whole model: copy a random sequence of symbols. It learns in under a minute on a CPU.
 
 Docs: https://annotated-transformer.github.io/annotated-transformer/copy_task.html.md"""
 

@@ -1,4 +1,4 @@
-"""The encoder and decoder stacks, the feed-forward network, embeddings, positional encodings and the output layer (§3.1, §3.3–3.5), assembled by `make_model` and checked against PyTorch's own Transformer layers.
+"""The encoder and decoder stacks, the feed-forward network, embeddings, positional encodings and the output layer (§3.1, §3.3–3.5), assembled by `make_model`, then §4's case for self-attention and checks against PyTorch's own Transformer layers.
 
 Docs: https://annotated-transformer.github.io/annotated-transformer/model.html.md"""
 
@@ -6,8 +6,8 @@ Docs: https://annotated-transformer.github.io/annotated-transformer/model.html.m
 
 # %% auto #0
 __all__ = ['SublayerConnection', 'PositionwiseFeedForward', 'EncoderLayer', 'LayerStack', 'Encoder', 'DecoderLayer', 'Decoder',
-           'load_torch_layer', 'Embeddings', 'Generator', 'PositionalEncoding', 'LearnedPositionalEncoding',
-           'EncoderDecoder', 'TransformerConfig', 'build_model', 'make_model']
+           'Embeddings', 'Generator', 'PositionalEncoding', 'EncoderDecoder', 'TransformerConfig', 'build_model',
+           'make_model', 'LearnedPositionalEncoding', 'load_torch_layer']
 
 # %% ../nbs/01_model.ipynb #514a0207
 import math
@@ -24,34 +24,20 @@ from .attention import MultiHeadedAttention, mha_from_torch
 class SublayerConnection(nn.Module):
     "A residual connection around a sub-layer, with dropout and layer norm (§3.1, §5.4)."
 
-    def __init__(
-        self,
-        d_model: int,  # width of the residual stream
-        dropout: float,  # P_drop, applied to the sub-layer's output
-        norm_first: bool = False,  # True: pre-norm; False: the paper's post-norm
-    ):
+    def __init__(self, d_model: int, dropout: float, norm_first: bool = False):
         super().__init__()
         self.norm, self.dropout, self.norm_first = nn.LayerNorm(d_model), nn.Dropout(dropout), norm_first
 
-    def forward(
-        self,
-        x: Tensor,  # (batch, T, d_model)
-        sublayer: Callable[[Tensor], Tensor],  # maps (batch, T, d_model) to the same shape
-    ) -> Tensor:  # (batch, T, d_model)
+    def forward(self, x: Tensor, sublayer: Callable[[Tensor], Tensor]) -> Tensor:  # (batch, T, d_model), same shape
         if self.norm_first:
-            return x + self.dropout(sublayer(self.norm(x)))  # pre-norm
+            return x + self.dropout(sublayer(self.norm(x)))  # pre-norm, an option (below)
         return self.norm(x + self.dropout(sublayer(x)))  # §3.1: LayerNorm(x + Dropout(Sublayer(x)))
 
 # %% ../nbs/01_model.ipynb #84ad0f3f
 class PositionwiseFeedForward(nn.Module):
     "FFN(x) = max(0, x W_1 + b_1) W_2 + b_2, Eq. (2), applied at every position."
 
-    def __init__(
-        self,
-        d_model: int,  # width of input and output
-        d_ff: int,  # width of the hidden layer
-        dropout: float = 0.1,  # dropout on the hidden activations
-    ):
+    def __init__(self, d_model: int, d_ff: int, dropout: float = 0.1):
         super().__init__()
         self.w_1, self.w_2, self.dropout = nn.Linear(d_model, d_ff), nn.Linear(d_ff, d_model), nn.Dropout(dropout)
 
@@ -64,15 +50,15 @@ class EncoderLayer(nn.Module):
 
     def __init__(
         self,
-        d_model: int,  # model width
-        h: int,  # attention heads
-        d_ff: int,  # feed-forward hidden width
+        d_model: int,
+        h: int,
+        d_ff: int,
         *,
         dropout: float = 0.1,  # P_drop
-        norm_first: bool = False,  # pre-norm instead of the paper's post-norm
+        norm_first: bool = False,  # options the paper lacks (below)
         d_k: int | None = None,
-        d_v: int | None = None,  # each head's widths; None: d_model / h
-        inner_dropout: float | None = None,  # on the attention weights and the feed-forward hidden layer; None: P_drop
+        d_v: int | None = None,
+        inner_dropout: float | None = None,
     ):
         super().__init__()
         inner = dropout if inner_dropout is None else inner_dropout
@@ -80,11 +66,7 @@ class EncoderLayer(nn.Module):
         self.feed_forward = PositionwiseFeedForward(d_model, d_ff, dropout=inner)
         self.sublayer = nn.ModuleList(SublayerConnection(d_model, dropout, norm_first) for _ in range(2))
 
-    def forward(
-        self,
-        x: Tensor,  # (batch, T_src, d_model)
-        mask: Tensor,  # bool (batch, 1, T_src): the source padding mask
-    ) -> Tensor:  # (batch, T_src, d_model)
+    def forward(self, x: Tensor, mask: Tensor) -> Tensor:  # (batch, T_src, d_model), bool (batch, 1, T_src)
         x = self.sublayer[0](x, lambda x: self.self_attn(x, x, x, mask))  # 1. self-attention
         return self.sublayer[1](x, self.feed_forward)  # 2. position-wise feed-forward
 
@@ -97,15 +79,15 @@ class LayerStack(nn.Module):
     def __init__(
         self,
         *,
-        N: int,  # number of layers
-        d_model: int,  # model width
-        h: int,  # attention heads
-        d_ff: int,  # feed-forward hidden width
+        N: int,
+        d_model: int,
+        h: int,
+        d_ff: int,
         dropout: float = 0.1,  # P_drop
-        norm_first: bool = False,  # pre-norm layers, followed by a final layer norm
+        norm_first: bool = False,  # options the paper lacks (below)
         d_k: int | None = None,
-        d_v: int | None = None,  # each head's widths; None: d_model / h
-        inner_dropout: float | None = None,  # on the attention weights and the feed-forward hidden layer; None: P_drop
+        d_v: int | None = None,
+        inner_dropout: float | None = None,
     ):
         super().__init__()
         options = dict(dropout=dropout, norm_first=norm_first, d_k=d_k, d_v=d_v, inner_dropout=inner_dropout)
@@ -118,14 +100,10 @@ class Encoder(LayerStack):
 
     layer_type = EncoderLayer
 
-    def forward(
-        self,
-        x: Tensor,  # (batch, T_src, d_model) embedded source
-        mask: Tensor,  # bool (batch, 1, T_src)
-    ) -> Tensor:  # (batch, T_src, d_model): the memory the decoder attends to
+    def forward(self, x: Tensor, mask: Tensor) -> Tensor:  # (batch, T_src, d_model), bool (batch, 1, T_src)
         for layer in self.layers:
             x = layer(x, mask)
-        return self.norm(x)
+        return self.norm(x)  # (batch, T_src, d_model): the memory the decoder attends to
 
 # %% ../nbs/01_model.ipynb #cbbbcd67
 class DecoderLayer(nn.Module):
@@ -133,15 +111,15 @@ class DecoderLayer(nn.Module):
 
     def __init__(
         self,
-        d_model: int,  # model width
-        h: int,  # attention heads
-        d_ff: int,  # feed-forward hidden width
+        d_model: int,
+        h: int,
+        d_ff: int,
         *,
         dropout: float = 0.1,  # P_drop
-        norm_first: bool = False,  # pre-norm instead of the paper's post-norm
+        norm_first: bool = False,  # options the paper lacks (below)
         d_k: int | None = None,
-        d_v: int | None = None,  # each head's widths; None: d_model / h
-        inner_dropout: float | None = None,  # on the attention weights and the feed-forward hidden layer; None: P_drop
+        d_v: int | None = None,
+        inner_dropout: float | None = None,
     ):
         super().__init__()
         inner = dropout if inner_dropout is None else inner_dropout
@@ -150,16 +128,10 @@ class DecoderLayer(nn.Module):
         self.feed_forward = PositionwiseFeedForward(d_model, d_ff, dropout=inner)
         self.sublayer = nn.ModuleList(SublayerConnection(d_model, dropout, norm_first) for _ in range(3))
 
-    def forward(
-        self,
-        x: Tensor,  # (batch, T_tgt, d_model)
-        memory: Tensor,  # (batch, T_src, d_model): the encoder's output
-        src_mask: Tensor,  # bool (batch, 1, T_src)
-        tgt_mask: Tensor,  # bool (batch or 1, T_tgt, T_tgt): causal, and padding where there is any
-    ) -> Tensor:  # (batch, T_tgt, d_model)
+    def forward(self, x: Tensor, memory: Tensor, src_mask: Tensor, tgt_mask: Tensor) -> Tensor:
         x = self.sublayer[0](x, lambda x: self.self_attn(x, x, x, tgt_mask))  # 1. masked self-attention
         x = self.sublayer[1](x, lambda x: self.src_attn(x, memory, memory, src_mask))  # 2. over the encoder's output
-        return self.sublayer[2](x, self.feed_forward)  # 3. position-wise feed-forward
+        return self.sublayer[2](x, self.feed_forward)  # 3. feed-forward; (batch, T_tgt, d_model)
 
 # %% ../nbs/01_model.ipynb #0b91522b
 class Decoder(LayerStack):
@@ -167,42 +139,16 @@ class Decoder(LayerStack):
 
     layer_type = DecoderLayer
 
-    def forward(
-        self,
-        x: Tensor,  # (batch, T_tgt, d_model) embedded target, shifted right
-        memory: Tensor,  # (batch, T_src, d_model)
-        src_mask: Tensor,  # bool (batch, 1, T_src)
-        tgt_mask: Tensor,  # bool (batch or 1, T_tgt, T_tgt)
-    ) -> Tensor:  # (batch, T_tgt, d_model)
+    def forward(self, x: Tensor, memory: Tensor, src_mask: Tensor, tgt_mask: Tensor) -> Tensor:
         for layer in self.layers:
-            x = layer(x, memory, src_mask=src_mask, tgt_mask=tgt_mask)
+            x = layer(x, memory, src_mask=src_mask, tgt_mask=tgt_mask)  # (batch, T_tgt, d_model)
         return self.norm(x)
-
-# %% ../nbs/01_model.ipynb #15c3c3b8
-def load_torch_layer(
-    ours: EncoderLayer | DecoderLayer,  # our layer, of the same sizes and norm placement
-    theirs: nn.TransformerEncoderLayer | nn.TransformerDecoderLayer,  # PyTorch's, with ReLU and biases
-) -> EncoderLayer | DecoderLayer:  # `ours`, in eval mode
-    "Copy the weights of PyTorch's layer `theirs` into our layer `ours`."
-    ours.self_attn = mha_from_torch(theirs.self_attn)
-    if isinstance(ours, DecoderLayer):
-        ours.src_attn = mha_from_torch(theirs.multihead_attn)
-    ours.feed_forward.w_1.load_state_dict(theirs.linear1.state_dict())
-    ours.feed_forward.w_2.load_state_dict(theirs.linear2.state_dict())
-    their_norms = [theirs.norm1, theirs.norm2] + ([theirs.norm3] if isinstance(ours, DecoderLayer) else [])
-    for sublayer, norm in zip(ours.sublayer, their_norms):
-        sublayer.norm.load_state_dict(norm.state_dict())
-    return ours.eval()
 
 # %% ../nbs/01_model.ipynb #9548e084
 class Embeddings(nn.Module):
     "Token embeddings scaled by sqrt(d_model) (§3.4)."
 
-    def __init__(
-        self,
-        vocab: int,  # vocabulary size
-        d_model: int,  # embedding width
-    ):
+    def __init__(self, vocab: int, d_model: int):
         super().__init__()
         self.lut, self.d_model = nn.Embedding(vocab, d_model), d_model
 
@@ -213,11 +159,7 @@ class Embeddings(nn.Module):
 class Generator(nn.Module):
     "The pre-softmax linear transformation and the softmax (§3.4), as log-probabilities."
 
-    def __init__(
-        self,
-        d_model: int,  # width of the decoder output
-        vocab: int,  # target vocabulary size
-    ):
+    def __init__(self, d_model: int, vocab: int):
         super().__init__()
         self.proj = nn.Linear(d_model, vocab)
 
@@ -228,21 +170,14 @@ class Generator(nn.Module):
 def _check_length(T: int, max_len: int):
     "Refuse sequences longer than the positional table, with the remedy in the message."
     if T > max_len:
-        raise ValueError(
-            f"Sequence of length {T} is longer than max_len={max_len} positions. "
-            "Build the model with a larger max_len, or split or drop the long sentences."
-        )
+        problem = f"Sequence of length {T} is longer than max_len={max_len} positions. "
+        raise ValueError(problem + "Build the model with a larger max_len, or split or drop the long sentences.")
 
 # %% ../nbs/01_model.ipynb #236e8ec4
 class PositionalEncoding(nn.Module):
     "Add the sinusoidal positional encoding of §3.5 to the embeddings, then dropout (§5.4)."
 
-    def __init__(
-        self,
-        d_model: int,  # embedding width (even)
-        dropout: float,  # P_drop on the sum
-        max_len: int = 5000,  # longest sequence the table covers
-    ):
+    def __init__(self, d_model: int, dropout: float, max_len: int = 5000):
         super().__init__()
         self.dropout = nn.Dropout(dropout)
         position = torch.arange(max_len, dtype=torch.float64).unsqueeze(1)  # (max_len, 1)
@@ -257,64 +192,31 @@ class PositionalEncoding(nn.Module):
         _check_length(x.size(1), self.pe.size(1))
         return self.dropout(x + self.pe[:, : x.size(1)])
 
-# %% ../nbs/01_model.ipynb #809eef17
-class LearnedPositionalEncoding(nn.Module):
-    "Add a learned embedding of each position (Table 3 row E), then dropout."
-
-    def __init__(
-        self,
-        d_model: int,  # embedding width
-        dropout: float,  # P_drop on the sum
-        max_len: int = 5000,  # number of positions with an embedding
-    ):
-        super().__init__()
-        self.dropout, self.pe = nn.Dropout(dropout), nn.Embedding(max_len, d_model)
-
-    def forward(self, x: Tensor) -> Tensor:  # (batch, T, d_model) -> (batch, T, d_model)
-        _check_length(x.size(1), self.pe.num_embeddings)
-        return self.dropout(x + self.pe.weight[: x.size(1)])  # (batch, T, d_model) + (T, d_model)
-
 # %% ../nbs/01_model.ipynb #f84dbd96
 class EncoderDecoder(nn.Module):
     "The Transformer: an encoder, a decoder, their embeddings and the output layer (§3)."
 
     def __init__(
         self,
-        encoder: Encoder,  # the encoder stack
-        decoder: Decoder,  # the decoder stack
+        encoder: Encoder,
+        decoder: Decoder,
         src_embed: nn.Module,  # source token ids -> (batch, T_src, d_model)
         tgt_embed: nn.Module,  # target token ids -> (batch, T_tgt, d_model)
-        generator: Generator,  # decoder output -> log-probabilities
+        generator: Generator,
         config=None,  # the `TransformerConfig` it was built from, when `build_model` built it
     ):
         super().__init__()
         self.encoder, self.decoder, self.generator = encoder, decoder, generator
         self.src_embed, self.tgt_embed, self.config = src_embed, tgt_embed, config
 
-    def encode(
-        self,
-        src: Tensor,  # (batch, T_src) token ids
-        src_mask: Tensor,  # (batch, 1, T_src)
-    ) -> Tensor:  # (batch, T_src, d_model)
+    def encode(self, src: Tensor, src_mask: Tensor) -> Tensor:  # (batch, T_src) ids -> (batch, T_src, d_model)
         return self.encoder(self.src_embed(src), src_mask)
 
-    def decode(
-        self,
-        memory: Tensor,  # (batch, T_src, d_model): the encoder's output
-        src_mask: Tensor,  # (batch, 1, T_src)
-        tgt: Tensor,  # (batch, T_tgt) token ids
-        tgt_mask: Tensor,  # (batch, T_tgt, T_tgt)
-    ) -> Tensor:  # (batch, T_tgt, d_model)
+    def decode(self, memory: Tensor, src_mask: Tensor, tgt: Tensor, tgt_mask: Tensor) -> Tensor:
         return self.decoder(self.tgt_embed(tgt), memory, src_mask=src_mask, tgt_mask=tgt_mask)
 
-    def forward(
-        self,
-        src: Tensor,  # (batch, T_src) token ids
-        tgt: Tensor,  # (batch, T_tgt) token ids
-        src_mask: Tensor,  # (batch, 1, T_src)
-        tgt_mask: Tensor,  # (batch, T_tgt, T_tgt)
-    ) -> Tensor:  # (batch, T_tgt, d_model)
-        return self.decode(self.encode(src, src_mask), src_mask, tgt=tgt, tgt_mask=tgt_mask)
+    def forward(self, src: Tensor, tgt: Tensor, src_mask: Tensor, tgt_mask: Tensor) -> Tensor:
+        return self.decode(self.encode(src, src_mask), src_mask, tgt=tgt, tgt_mask=tgt_mask)  # (batch, T_tgt, d_model)
 
 # %% ../nbs/01_model.ipynb #20b0f998
 @dataclass(frozen=True)
@@ -327,12 +229,12 @@ class TransformerConfig:
     d_model: int = 512  # model width
     d_ff: int = 2048  # feed-forward hidden width
     h: int = 8  # attention heads
-    d_k: int | None = None  # query and key width of each head; None: d_model / h = 64 (Table 3 rows A and B vary it)
-    d_v: int | None = None  # value width of each head; None: d_model / h
+    d_k: int | None = None  # None: d_model / h (options, below)
+    d_v: int | None = None  # None: d_model / h
     dropout: float = 0.1  # P_drop
-    inner_dropout: float | None = None  # on the attention weights and the feed-forward hidden layer; None: P_drop
-    norm_first: bool = False  # pre-norm instead of the paper's post-norm
-    positional: str = "sinusoidal"  # "sinusoidal" (§3.5) or "learned" (Table 3 row E)
+    inner_dropout: float | None = None  # None: P_drop
+    norm_first: bool = False  # pre-norm
+    positional: str = "sinusoidal"  # or "learned"
     max_len: int = 5000  # longest sequence the positional encoding covers
     share_embeddings: bool = False  # one matrix for both embeddings and the generator (a shared vocabulary)
 
@@ -364,17 +266,11 @@ def build_model(config: TransformerConfig) -> EncoderDecoder:
     positions = PositionalEncoding if c.positional == "sinusoidal" else LearnedPositionalEncoding
     stack_settings = ("N", "d_model", "h", "d_ff", "dropout", "norm_first", "d_k", "d_v", "inner_dropout")
     stack = {name: getattr(c, name) for name in stack_settings}  # the same for the encoder and the decoder
-    model = EncoderDecoder(
-        encoder=Encoder(**stack),
-        decoder=Decoder(**stack),
-        src_embed=nn.Sequential(Embeddings(c.src_vocab, c.d_model), positions(c.d_model, c.dropout, c.max_len)),
-        tgt_embed=nn.Sequential(Embeddings(c.tgt_vocab, c.d_model), positions(c.d_model, c.dropout, c.max_len)),
-        generator=Generator(c.d_model, c.tgt_vocab),
-        config=c,
-    )
-    for p in model.parameters():
-        if p.dim() > 1:
-            nn.init.xavier_uniform_(p)
+    embed = lambda vocab: nn.Sequential(Embeddings(vocab, c.d_model), positions(c.d_model, c.dropout, c.max_len))
+    encoder, decoder, src_embed, tgt_embed = Encoder(**stack), Decoder(**stack), embed(c.src_vocab), embed(c.tgt_vocab)
+    model = EncoderDecoder(encoder, decoder, src_embed, tgt_embed, Generator(c.d_model, c.tgt_vocab), config=c)
+    for matrix in [p for p in model.parameters() if p.dim() > 1]:
+        nn.init.xavier_uniform_(matrix)
     model.generator.proj.weight = model.tgt_embed[0].lut.weight  # §3.4: target embedding = pre-softmax weights
     if c.share_embeddings:
         model.src_embed[0].lut.weight = model.tgt_embed[0].lut.weight  # ... = source embedding
@@ -392,8 +288,31 @@ def make_model(
     **options,  # any other `TransformerConfig` field: d_k, d_v, inner_dropout, norm_first, positional, max_len, share_embeddings
 ) -> EncoderDecoder:
     "Build a Transformer; the defaults are the paper's base model."
-    return build_model(
-        TransformerConfig(
-            src_vocab=src_vocab, tgt_vocab=tgt_vocab, N=N, d_model=d_model, d_ff=d_ff, h=h, dropout=dropout, **options
-        )
-    )
+    config = TransformerConfig(src_vocab, tgt_vocab, N=N, d_model=d_model, d_ff=d_ff, h=h, dropout=dropout, **options)
+    return build_model(config)
+
+# %% ../nbs/01_model.ipynb #809eef17
+class LearnedPositionalEncoding(nn.Module):
+    "Add a learned embedding of each position (Table 3 row E), then dropout."
+
+    def __init__(self, d_model: int, dropout: float, max_len: int = 5000):
+        super().__init__()
+        self.dropout, self.pe = nn.Dropout(dropout), nn.Embedding(max_len, d_model)
+
+    def forward(self, x: Tensor) -> Tensor:  # (batch, T, d_model) -> (batch, T, d_model)
+        _check_length(x.size(1), self.pe.num_embeddings)
+        return self.dropout(x + self.pe.weight[: x.size(1)])  # (batch, T, d_model) + (T, d_model)
+
+# %% ../nbs/01_model.ipynb #15c3c3b8
+def load_torch_layer(
+    ours: EncoderLayer | DecoderLayer, theirs: nn.TransformerEncoderLayer | nn.TransformerDecoderLayer
+) -> EncoderLayer | DecoderLayer:  # `ours`, in eval mode
+    "Copy the weights of PyTorch's layer `theirs` (ReLU, biases, our sizes and norm placement) into our layer `ours`."
+    ours.self_attn = mha_from_torch(theirs.self_attn)
+    if isinstance(ours, DecoderLayer):
+        ours.src_attn = mha_from_torch(theirs.multihead_attn)
+    ours.feed_forward.w_1.load_state_dict(theirs.linear1.state_dict())
+    ours.feed_forward.w_2.load_state_dict(theirs.linear2.state_dict())
+    for sublayer, norm in zip(ours.sublayer, [theirs.norm1, theirs.norm2, getattr(theirs, "norm3", None)]):
+        sublayer.norm.load_state_dict(norm.state_dict())
+    return ours.eval()

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import torch
 
 from .data import BPETokenizer, Tokenizer, Vocab, encode_pairs, train_bpe
-from .decoding import MAX_ALPHA
+from .fast_decoding import MAX_ALPHA
 from .model import EncoderDecoder, TransformerConfig, build_model
 from .training import paper_optimizer, rate
 

@@ -1,4 +1,4 @@
-"""Batches and their masks, the optimizer and its learning-rate schedule, label smoothing, and a training loop of one screen (§5).
+"""Batches and their masks, Adam with the paper's learning-rate schedule, label smoothing, and a training loop (§5).
 
 Docs: https://annotated-transformer.github.io/annotated-transformer/training.html.md"""
 
@@ -35,8 +35,7 @@ class Batch:
     ):
         self.src, self.pad = src, pad
         self.src_mask = padding_mask(src, pad)  # (batch, 1, T_src)
-        self.tgt = tgt[:, :-1]  # decoder input, <s> first: (batch, T_tgt)
-        self.tgt_y = tgt[:, 1:]  # what it must predict at each position: (batch, T_tgt)
+        self.tgt, self.tgt_y = tgt[:, :-1], tgt[:, 1:]  # the input (<s> first) and what to predict: (batch, T_tgt)
         causal = subsequent_mask(self.tgt.size(1), src.device)  # (1, T_tgt, T_tgt)
         self.tgt_mask = padding_mask(self.tgt, pad) & causal  # (batch, T_tgt, T_tgt)
         self.ntokens = int((self.tgt_y != pad).sum())
@@ -94,12 +93,12 @@ class LabelSmoothing(nn.Module):
         x: Tensor,  # (n, size) log-probabilities
         target: Tensor,  # (n,) token ids
     ) -> Tensor:  # scalar: the summed loss, KL(smoothed_targets(target) || exp(x))
-        "The KL divergence, without building the (n, size) target: see the derivation above."
+        "The KL divergence, without building the (n, size) targets: sum q log q is the same for every row."
         eps, spread = self.eps_ls, self.eps_ls / (self.size - 2)
         entropy_term = (1 - eps) * math.log(1 - eps) + (eps * math.log(spread) if eps > 0 else 0.0)  # sum of q log q
-        x_correct = x.gather(1, target.unsqueeze(1)).squeeze(1).float()  # (n,); sums in float32, whatever x's dtype
+        x_correct = x.gather(1, target.unsqueeze(1)).squeeze(1).float()  # (n,); sums in float32 (for bfloat16 x)
         x_others = x.sum(1, dtype=torch.float32) - x_correct - x[:, self.padding_idx].float()  # (n,) the wrong, non-pad
-        per_token = entropy_term - (1 - eps) * x_correct - spread * x_others
+        per_token = entropy_term - (1 - eps) * x_correct - spread * x_others  # sum q log q - sum q log p
         return per_token.masked_fill(target == self.padding_idx, 0.0).sum()
 
 # %% ../nbs/02_training.ipynb #c4e2fea7

@@ -26,7 +26,7 @@ from tqdm.auto import tqdm
 
 from .checkpoints import Checkpoint, read_checkpoint, write_atomically
 from .data import BOS, EOS, BPETokenizer, TokenBudgetSampler, Tokenizer, Vocab, collate, sha256
-from .decoding import BeamSearch, greedy_search
+from .fast_decoding import BeamSearch, greedy_search
 from .model import EncoderDecoder, TransformerConfig, build_model
 from .recipe import default_device, saved_vocabularies, vocabulary_data
 from .training import Batch

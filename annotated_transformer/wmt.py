@@ -20,7 +20,7 @@ import torch
 from .browser import model_alpha
 from .checkpoints import average_checkpoints, last_checkpoints, write_checkpoint
 from .data import check_split, find_corpus_file, read_parallel
-from .decoding import BeamSearch
+from .fast_decoding import BeamSearch
 from .recipe import Recipe
 from .runs import CorpusTrainer
 from .translation import Translator, evaluate_pairs

@@ -129,16 +129,37 @@ def test_the_results_are_the_notebooks_saved_outputs():
         )
 
 
+def book_stats():
+    "tools/book_stats.py, imported."
+    spec = importlib.util.spec_from_file_location("book_stats", ROOT / "tools" / "book_stats.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 def test_contributing_shows_the_size_table_of_now():
     "CONTRIBUTING.md's table is what `tools/book_stats.py` prints for the notebooks as they are (`make stats`)."
-    spec = importlib.util.spec_from_file_location("book_stats", ROOT / "tools" / "book_stats.py")
-    book_stats = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(book_stats)
+    stats = book_stats()
     contributing = (ROOT / "CONTRIBUTING.md").read_text(encoding="utf-8")
-    assert book_stats.with_table(contributing, book_stats.table()) == contributing, "stale: run `make stats`"
-    assert book_stats.table() in contributing
+    assert stats.with_table(contributing, stats.table()) == contributing, "stale: run `make stats`"
+    assert stats.table() in contributing
     printed = subprocess.run([sys.executable, ROOT / "tools" / "book_stats.py"], capture_output=True, text=True)
-    assert printed.stdout == book_stats.table() + "\n"
+    assert printed.stdout == stats.table() + "\n"
+
+
+def test_the_papers_half_keeps_its_budget():
+    "Notebooks 00–04 hold the paper: at most 3,000 words of our own prose (quotes not counted) and 900 lines of code."
+    stats = book_stats()
+    counted = stats.paper_half()
+    for what, most in stats.PAPER_HALF_BUDGET.items():
+        assert counted[what] <= most, f"00–04 hold {counted[what]:,} {what}, past the {most:,} the README promises"
+
+
+def test_quotes_and_own_prose_are_counted_apart():
+    "A quote from the paper, continuation lines included, is counted as quoted; our words around it as our own."
+    cell = "Our words here.\n\n> **§3.2.1** We call our particular attention\n>\n> more of it.\n\n> A summary of ours."
+    test_counts = book_stats().prose_and_quotes(cell)
+    assert test_counts == (3 + 4, 6 + 3), test_counts
 
 
 @pytest.fixture(scope="module")
