@@ -1,4 +1,4 @@
-"""The decoding notebook's searches made fast: a key–value cache that costs one position per step, a beam search over a whole batch that drops sentences as they finish, and a rule for words the vocabulary lacks. Each gives the simple search's outputs.
+"""The decoding notebook's searches made fast: a key–value cache that costs one position per step, a beam search over a whole batch that drops sentences as they finish, and a rule for words the vocabulary lacks. The cache and the batching give the simple searches' outputs.
 
 Docs: https://annotated-transformer.github.io/annotated-transformer/fast_decoding.html.md"""
 
