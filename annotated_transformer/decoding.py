@@ -61,25 +61,26 @@ def beam_search(
     src_mask: Tensor,  # (1, 1, T_src)
     k: int = 4,  # the beam size
     alpha: float = 0.6,  # the length penalty's α
-    max_extra: int = 50,  # an output has at most the input's length + this many tokens, </s> included
-) -> tuple[list[int], float]:  # the best finished output, from <s> to </s>, and its score s(Y, X)
+    max_extra: int = 50,  # most output tokens: input length + this, </s> too
+) -> tuple[list[int], float]:  # the best output, from <s> to </s>, and its s(Y, X)
     "Beam search for one sentence (§6.1), with the length penalty and the +50 limit."
     memory = model.encode(src, src_mask)  # (1, T_src, d_model)
-    ys, logp = torch.full((1, 1), BOS, device=src.device), torch.zeros(1, device=src.device)  # the beam
-    finished, limit = [], int(src_mask.sum()) + max_extra  # (s, output) of the ended hypotheses
+    ys, logp = src.new_full((1, 1), BOS), memory.new_zeros(1)  # the beam, log P
+    finished, limit = [], int(src_mask.sum()) + max_extra  # (output, s) when ended
     for t in range(1, limit + 1):
-        out = model.decode(memory.expand(len(ys), -1, -1), src_mask, ys, subsequent_mask(t, src.device))
-        scores = logp.unsqueeze(1) + model.generator(out[:, -1])  # (beam, vocab): log P of each extension
-        if t == limit:
-            scores[:, torch.arange(scores.size(1), device=src.device) != EOS] = -math.inf  # only </s> is left
+        mask = subsequent_mask(t, src.device)  # (1, t, t)
+        out = model.decode(memory.expand(len(ys), -1, -1), src_mask, ys, mask)
+        scores = logp[:, None] + model.generator(out[:, -1])  # (beam, vocab): log P
+        if t == limit:  # only </s> is left
+            scores[:, :EOS] = scores[:, EOS + 1 :] = -math.inf
         best, index = scores.flatten().topk(2 * k)
         rows, tokens = index // scores.size(1), index % scores.size(1)
-        for score, row, token in zip(best[:k].tolist(), rows[:k].tolist(), tokens[:k].tolist()):
+        for score, row, token in zip(best[:k], rows[:k], tokens[:k]):  # the k best
             if token == EOS and len(finished) < k and score > -math.inf:
-                finished.append((score / length_penalty(t, alpha), ys[row].tolist() + [EOS]))
+                s = score.item() / length_penalty(t, alpha)
+                finished.append((ys[row].tolist() + [EOS], s))
         if len(finished) == k or t == limit:
             break
-        going_on = (tokens != EOS).nonzero().squeeze(1)[:k]  # the k best that do not end
-        ys, logp = torch.cat([ys[rows[going_on]], tokens[going_on].unsqueeze(1)], 1), best[going_on]
-    score, output = max(finished, key=lambda f: f[0])
-    return output, score
+        go = (tokens != EOS).nonzero()[:k, 0]  # the k best that do not end go on
+        ys, logp = torch.cat([ys[rows[go]], tokens[go, None]], 1), best[go]
+    return max(finished, key=lambda f: f[1])  # the best by s(Y, X)
