@@ -76,7 +76,8 @@ class MultiHeadedAttention(nn.Module):
         "Attention in every head, then Concat and W^O."
         mask = None if mask is None else mask.unsqueeze(1)  # (batch or 1, 1, T_q or 1, T_k): the same for every head
         if self.fused:
-            heads = F.scaled_dot_product_attention(q, k, v, mask, self.dropout.p if self.training else 0.0)  # Eq. (1)
+            p = self.dropout.p if self.training else 0.0
+            heads = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=p)  # Eq. (1) in every head
         else:
             heads, attn = attention(q, k, v, mask, self.dropout)
             self.attn = attn.detach()

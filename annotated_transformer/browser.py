@@ -31,6 +31,7 @@ from tqdm.auto import tqdm
 from .attention import padding_mask, subsequent_mask
 from .checkpoints import read_checkpoint, write_atomically
 from .data import _REJOIN, Tokenizer, collate, sha256
+from .decoding import MAX_EXTRA
 from .export import TOKENIZATION, CT2Translator, export_ctranslate2
 from .fast_decoding import MAX_ALPHA, BeamSearch
 from .model import EncoderDecoder
@@ -291,7 +292,7 @@ def onnx_greedy(
     "`greedy_search` in onnxruntime: the most probable token at each step, up to the input's length + 50 tokens."
     memory, _ = encoder.run(None, {"src": src})
     ys, done = np.full((len(src), 1), BOS, dtype=np.int64), np.zeros(len(src), dtype=bool)
-    limits = (src != PAD).sum(1) + 50  # (batch,) most output tokens, </s> included: each input's length + 50
+    limits = (src != PAD).sum(1) + MAX_EXTRA  # (batch,) most output tokens, </s> included: each input's length + 50
     for t in range(1, int(limits.max()) + 1):
         log_probs = decoder.run(["log_probs"], {"memory": memory, "src": src, "ys": ys})[0]
         if not allow_unk:

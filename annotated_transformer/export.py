@@ -17,6 +17,7 @@ from torch import nn
 from tqdm.auto import tqdm
 
 from .checkpoints import read_checkpoint
+from .decoding import MAX_EXTRA
 from .recipe import saved_vocabularies
 from .training import SPECIALS
 from .translation import Translator, read_description, write_description
@@ -204,7 +205,7 @@ class CT2Translator(Translator):
         ]
         for batch in tqdm(batches, desc="translate", unit="batch", disable=not progress):
             source = [[self.src_vocab.itos[i] for i in ids[j][:-1]] for j in batch]  # CTranslate2 adds the </s>
-            limit = len(ids[batch[0]]) + 49  # tokens before the </s>: ours allows input + 50 with the </s>
+            limit = len(ids[batch[0]]) + MAX_EXTRA - 1  # tokens before the </s>: ours allows input + 50 with the </s>
             results = self.engine.translate_batch(
                 source,
                 beam_size=self.beam,

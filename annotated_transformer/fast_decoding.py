@@ -16,7 +16,7 @@ import torch
 from torch import Tensor
 
 from .attention import MultiHeadedAttention, subsequent_mask
-from .decoding import length_penalty
+from .decoding import MAX_EXTRA, length_penalty
 from .model import DecoderLayer, EncoderDecoder
 from .training import BOS, EOS, PAD, UNK
 
@@ -120,7 +120,7 @@ def batch_beam_search(
     beam: int = 4,  # k, hypotheses kept per sentence; 1 is greedy decoding
     *,
     alpha: float = 0.6,  # length penalty α
-    max_extra: int = 50,  # an output has at most its input's length + this many tokens
+    max_extra: int = MAX_EXTRA,  # an output has at most its input's length + this many tokens, </s> included
     incremental: bool = True,  # use the key-value cache
     unk: int | None = None,  # a token never output (the vocabulary's <unk>); None: any token may be
 ) -> tuple[Tensor, Tensor]:  # best hypotheses (batch, T) from <s>, padded after </s>; their scores s(Y, X) (batch,)
@@ -202,7 +202,7 @@ class BeamSearch:
 
     beam: int = 4
     alpha: float = 0.6
-    max_extra: int = 50
+    max_extra: int = MAX_EXTRA
     incremental: bool = True
     allow_unk: bool = True  # False: never output <unk>, the best known word instead
 

@@ -50,15 +50,15 @@ class EncoderLayer(nn.Module):
 
     def __init__(
         self,
-        d_model: int,
-        h: int,
-        d_ff: int,
+        d_model: int,  # model width
+        h: int,  # attention heads
+        d_ff: int,  # feed-forward hidden width
         *,
         dropout: float = 0.1,  # P_drop
-        norm_first: bool = False,  # options the paper lacks (below)
+        norm_first: bool = False,  # pre-norm; this and the rest are options the paper lacks (below)
         d_k: int | None = None,
-        d_v: int | None = None,
-        inner_dropout: float | None = None,
+        d_v: int | None = None,  # each head's widths; None: d_model / h
+        inner_dropout: float | None = None,  # on attention weights and the feed-forward hidden layer; None: P_drop
     ):
         super().__init__()
         inner = dropout if inner_dropout is None else inner_dropout
@@ -79,15 +79,15 @@ class LayerStack(nn.Module):
     def __init__(
         self,
         *,
-        N: int,
-        d_model: int,
-        h: int,
-        d_ff: int,
+        N: int,  # layers
+        d_model: int,  # model width
+        h: int,  # attention heads
+        d_ff: int,  # feed-forward hidden width
         dropout: float = 0.1,  # P_drop
-        norm_first: bool = False,  # options the paper lacks (below)
+        norm_first: bool = False,  # pre-norm layers and a final layer norm; this and the rest are options (below)
         d_k: int | None = None,
-        d_v: int | None = None,
-        inner_dropout: float | None = None,
+        d_v: int | None = None,  # each head's widths; None: d_model / h
+        inner_dropout: float | None = None,  # on attention weights and the feed-forward hidden layer; None: P_drop
     ):
         super().__init__()
         options = dict(dropout=dropout, norm_first=norm_first, d_k=d_k, d_v=d_v, inner_dropout=inner_dropout)
@@ -111,15 +111,15 @@ class DecoderLayer(nn.Module):
 
     def __init__(
         self,
-        d_model: int,
-        h: int,
-        d_ff: int,
+        d_model: int,  # model width
+        h: int,  # attention heads
+        d_ff: int,  # feed-forward hidden width
         *,
         dropout: float = 0.1,  # P_drop
-        norm_first: bool = False,  # options the paper lacks (below)
+        norm_first: bool = False,  # pre-norm; this and the rest are options the paper lacks (below)
         d_k: int | None = None,
-        d_v: int | None = None,
-        inner_dropout: float | None = None,
+        d_v: int | None = None,  # each head's widths; None: d_model / h
+        inner_dropout: float | None = None,  # on attention weights and the feed-forward hidden layer; None: P_drop
     ):
         super().__init__()
         inner = dropout if inner_dropout is None else inner_dropout
@@ -170,8 +170,10 @@ class Generator(nn.Module):
 def _check_length(T: int, max_len: int):
     "Refuse sequences longer than the positional table, with the remedy in the message."
     if T > max_len:
-        problem = f"Sequence of length {T} is longer than max_len={max_len} positions. "
-        raise ValueError(problem + "Build the model with a larger max_len, or split or drop the long sentences.")
+        raise ValueError(
+            f"Sequence of length {T} is longer than max_len={max_len} positions. "
+            "Build the model with a larger max_len, or split or drop the long sentences."
+        )
 
 # %% ../nbs/01_model.ipynb #236e8ec4
 class PositionalEncoding(nn.Module):
@@ -229,12 +231,12 @@ class TransformerConfig:
     d_model: int = 512  # model width
     d_ff: int = 2048  # feed-forward hidden width
     h: int = 8  # attention heads
-    d_k: int | None = None  # None: d_model / h (options, below)
-    d_v: int | None = None  # None: d_model / h
+    d_k: int | None = None  # query and key width of each head; None: d_model / h (an option, below)
+    d_v: int | None = None  # value width of each head; None: d_model / h
     dropout: float = 0.1  # P_drop
-    inner_dropout: float | None = None  # None: P_drop
-    norm_first: bool = False  # pre-norm
-    positional: str = "sinusoidal"  # or "learned"
+    inner_dropout: float | None = None  # on attention weights and the feed-forward hidden layer; None: P_drop
+    norm_first: bool = False  # pre-norm instead of the paper's post-norm
+    positional: str = "sinusoidal"  # "sinusoidal" (§3.5) or "learned" (Table 3 row E)
     max_len: int = 5000  # longest sequence the positional encoding covers
     share_embeddings: bool = False  # one matrix for both embeddings and the generator (a shared vocabulary)
 
@@ -266,9 +268,14 @@ def build_model(config: TransformerConfig) -> EncoderDecoder:
     positions = PositionalEncoding if c.positional == "sinusoidal" else LearnedPositionalEncoding
     stack_settings = ("N", "d_model", "h", "d_ff", "dropout", "norm_first", "d_k", "d_v", "inner_dropout")
     stack = {name: getattr(c, name) for name in stack_settings}  # the same for the encoder and the decoder
-    embed = lambda vocab: nn.Sequential(Embeddings(vocab, c.d_model), positions(c.d_model, c.dropout, c.max_len))
-    encoder, decoder, src_embed, tgt_embed = Encoder(**stack), Decoder(**stack), embed(c.src_vocab), embed(c.tgt_vocab)
-    model = EncoderDecoder(encoder, decoder, src_embed, tgt_embed, Generator(c.d_model, c.tgt_vocab), config=c)
+    model = EncoderDecoder(
+        encoder=Encoder(**stack),
+        decoder=Decoder(**stack),
+        src_embed=nn.Sequential(Embeddings(c.src_vocab, c.d_model), positions(c.d_model, c.dropout, c.max_len)),
+        tgt_embed=nn.Sequential(Embeddings(c.tgt_vocab, c.d_model), positions(c.d_model, c.dropout, c.max_len)),
+        generator=Generator(c.d_model, c.tgt_vocab),
+        config=c,
+    )
     for matrix in [p for p in model.parameters() if p.dim() > 1]:
         nn.init.xavier_uniform_(matrix)
     model.generator.proj.weight = model.tgt_embed[0].lut.weight  # §3.4: target embedding = pre-softmax weights
@@ -313,6 +320,7 @@ def load_torch_layer(
         ours.src_attn = mha_from_torch(theirs.multihead_attn)
     ours.feed_forward.w_1.load_state_dict(theirs.linear1.state_dict())
     ours.feed_forward.w_2.load_state_dict(theirs.linear2.state_dict())
-    for sublayer, norm in zip(ours.sublayer, [theirs.norm1, theirs.norm2, getattr(theirs, "norm3", None)]):
+    their_norms = [theirs.norm1, theirs.norm2] + ([theirs.norm3] if isinstance(ours, DecoderLayer) else [])
+    for sublayer, norm in zip(ours.sublayer, their_norms):
         sublayer.norm.load_state_dict(norm.state_dict())
     return ours.eval()

@@ -26,6 +26,7 @@ from tqdm.auto import tqdm
 
 from .checkpoints import Checkpoint, read_checkpoint, write_atomically
 from .data import BOS, EOS, BPETokenizer, TokenBudgetSampler, Tokenizer, Vocab, collate, sha256
+from .decoding import MAX_EXTRA
 from .fast_decoding import BeamSearch, greedy_search
 from .model import EncoderDecoder, TransformerConfig, build_model
 from .recipe import default_device, saved_vocabularies, vocabulary_data
@@ -129,7 +130,7 @@ class Translator:
 
     def too_long(self, ids: list[list[int]]) -> list[int]:  # indices into `ids`
         "The encoded sentences the model cannot take: 50 of its positions are kept for the output to grow (§6.1)."
-        return [i for i, s in enumerate(ids) if len(s) + 50 > self.max_len]
+        return [i for i, s in enumerate(ids) if len(s) + MAX_EXTRA > self.max_len]
 
     def length_batches(
         self,

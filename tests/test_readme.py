@@ -158,8 +158,8 @@ def test_the_papers_half_keeps_its_budget():
 def test_quotes_and_own_prose_are_counted_apart():
     "A quote from the paper, continuation lines included, is counted as quoted; our words around it as our own."
     cell = "Our words here.\n\n> **§3.2.1** We call our particular attention\n>\n> more of it.\n\n> A summary of ours."
-    test_counts = book_stats().prose_and_quotes(cell)
-    assert test_counts == (3 + 4, 6 + 3), test_counts
+    counted = book_stats().prose_and_quotes(cell)
+    assert counted == (3 + 4, 6 + 3), counted  # the summary line is ours
 
 
 @pytest.fixture(scope="module")

@@ -27,16 +27,12 @@ PAPER_HALF_BUDGET = {"words of own prose": 3000, "lines of code": 900}  # the pr
 
 def prose_and_quotes(markdown: str) -> tuple[int, int]:
     "Words of our own prose and words quoted from the paper, in one markdown cell."
-    own = quoted = 0
-    in_quote = False
+    words, in_quote = [0, 0], False  # own, quoted
     for line in markdown.splitlines():
-        if line.startswith(">"):
-            in_quote = in_quote or bool(QUOTE.match(line))  # a block quote is the paper's if its first line says so
-        else:
-            in_quote = False
-        words = len(line.lstrip(">").split())  # the quote marks are not words
-        quoted, own = (quoted + words, own) if in_quote else (quoted, own + words)
-    return own, quoted
+        quote_goes_on = in_quote or bool(QUOTE.match(line))  # a block quote is the paper's if its first line says so
+        in_quote = line.startswith(">") and quote_goes_on
+        words[in_quote] += len(line.lstrip(">").split())  # the quote marks are not words
+    return words[0], words[1]
 
 
 def notebooks(folder: Path = NBS) -> list[Path]:
@@ -48,7 +44,8 @@ def counts(path: Path) -> tuple[int, int, int, int]:
     "Words of own prose, words quoted from the paper, lines of code and bytes of one notebook."
     cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
     text = {kind: ["".join(c["source"]) for c in cells if c["cell_type"] == kind] for kind in ("markdown", "code")}
-    own, quoted = (sum(column) for column in zip((0, 0), *map(prose_and_quotes, text["markdown"])))
+    cells = [prose_and_quotes(source) for source in text["markdown"]]
+    own, quoted = sum(own for own, _ in cells), sum(quoted for _, quoted in cells)
     lines = sum(bool(line.strip()) for source in text["code"] for line in source.splitlines())
     return own, quoted, lines, path.stat().st_size
 
