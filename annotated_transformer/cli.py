@@ -38,7 +38,7 @@ from .data import MULTI30K_SPLITS, check_split
 from .distributed import distributed
 from .export import QUANTIZATIONS, export_source, provenance
 from .fast_decoding import BeamSearch
-from .recipe import PRECISIONS, VOCABULARIES, Recipe, named_device
+from .recipe import PRECISIONS, SCHEDULES, VOCABULARIES, Recipe, named_device
 from .trainer import stop_requests
 from .translation import Translator, evaluate_pairs
 
@@ -48,7 +48,7 @@ def _add_recipe_options(parser: argparse.ArgumentParser, corpus: Corpus):
     group = parser.add_argument_group(f"recipe (defaults: the {corpus.notebook} notebook's)")
     for f in dataclasses.fields(corpus.recipe):
         kind = next((t for t in get_args(f.type) if t is not type(None)), f.type)  # float | None: float
-        choices = {"precision": PRECISIONS, "vocabulary": VOCABULARIES}.get(f.name)
+        choices = {"precision": PRECISIONS, "schedule": SCHEDULES, "vocabulary": VOCABULARIES}.get(f.name)
         typed = dict(type=kind, choices=choices, metavar=None if choices else kind.__name__.upper())  # {a,b} or TYPE
         if kind is bool:
             typed = dict(action=argparse.BooleanOptionalAction)

@@ -103,6 +103,25 @@ def test_resume_continues_where_the_run_stopped(interrupted_and_resumed: Path):
     assert sorted(p.name for p in interrupted_and_resumed.glob("epoch_*.pt")) == ["epoch_01.pt", "epoch_02.pt"]
 
 
+def test_a_budget_run_plans_its_end(tmp_path: Path, multi30k: Path):
+    "--schedule budget: the run says its plan, ends at an epoch's end with the rate fallen, and refuses to train at 0."
+    args = ["train", "multi30k", "--data-dir", str(multi30k), "--out", str(tmp_path), *TINY, "--schedule", "budget"]
+    log = cli(*args, "--minutes", "0.1").stdout
+    assert "on cpu (" in log and "plan: " in log and " updates) at " in log, log
+    saved = torch.load(tmp_path / "last.pt", weights_only=True)
+    state, schedule = saved["train_state"], saved["scheduler"]
+    rates = [r["lr"] for r in state["records"]]
+    assert state["step"] == schedule["end"] and state["batch_in_epoch"] == 0  # the planned end: an epoch's
+    assert rates[-1] < max(rates) / 50 and schedule["_last_lr"] == [0.0]
+    refused = subprocess.run(
+        [sys.executable, "-m", "annotated_transformer.cli", *args, "--resume", "--minutes", "5"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+    )
+    assert refused.returncode == 2 and "brought the learning rate down to 0" in refused.stderr, refused.stderr
+
+
 def test_translate_stdin_to_stdout(interrupted_and_resumed: Path):
     text = "Ein Mann fährt Fahrrad.\n\nZwei Hunde spielen im Schnee.\n"
     for search in ([], ["--beam", "1"]):  # the default beam of 4, and greedy decoding
