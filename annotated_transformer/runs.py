@@ -25,6 +25,7 @@ from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 
 import torch
+from tqdm.auto import tqdm
 
 try:
     import fcntl
@@ -219,7 +220,7 @@ class Snapshots(Hook):
         train_loss = sum(r["loss"] * r["tokens"] for r in recent) / tokens if tokens else math.nan  # nan: no update
         val_loss, elapsed = mean_loss(self.model, self.val_loader, self.autocast), st.records[-1]["elapsed_s"]
         where = f"epoch {st.epoch:3d}" if self.kind == "epoch" else f"step {st.step:7d}"
-        print(
+        tqdm.write(  # above the progress bar, not into it
             f"{where}  train loss {train_loss:.3f}  val loss {val_loss:.3f}  val ppl {math.exp(val_loss):6.2f}  {elapsed / 60:5.1f} min"
         )
         save_weights(self.snapshot_path(st), self.model, step=st.step, **self.extra)
@@ -252,11 +253,11 @@ class PlanReport(Hook):
     def after_update(self, st: TrainState):
         self.first = self.first or st.step  # the first update of this process
         if st.step == self.first + self.probe - 1:
-            print(self.line(st, "plan"))
+            tqdm.write(self.line(st, "plan"))
 
     def after_epoch(self, st: TrainState):
         if self.said is not None and self.trainer.forecast()[0] != self.said:
-            print(self.line(st, "plan now"))
+            tqdm.write(self.line(st, "plan now"))
 
     def line(self, st: TrainState, what: str) -> str:
         (end, pace, why), per_epoch = self.trainer.forecast(), self.trainer.per_epoch
