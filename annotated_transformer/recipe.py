@@ -250,7 +250,7 @@ def learning_rates(
     updates_per_epoch: int,  # batches per epoch // accum
     updates: int,  # how many to report, from the first
 ) -> list[float]:
-    "The learning rate of each update of a run of `recipe`, as `recipe_optimizer` sets it."
+    "The learning rate of each update of a run of `recipe`, as `recipe_optimizer` sets it (a budget schedule as first planned: all epochs)."
     optimizer, scheduler = recipe_optimizer(torch.nn.Linear(1, 1), recipe, updates_per_epoch)
     rates = []
     for _ in range(updates):

@@ -6,10 +6,11 @@ Docs: https://annotated-transformer.github.io/annotated-transformer/trainer.html
 
 # %% auto #0
 __all__ = ['SINGLE', 'TrainState', 'Hook', 'Processes', 'over_budget', 'recent_pace', 'stop_requests', 'BudgetSchedule',
-           'Trainer']
+           'Trainer', 'PlanReport']
 
 # %% ../nbs/05a_trainer.ipynb #82c9853c
 import contextlib
+import datetime
 import math
 import signal
 import threading
@@ -142,10 +143,12 @@ class BudgetSchedule(torch.optim.lr_scheduler.LRScheduler):
         optimizer: torch.optim.Optimizer,
         peak: float,  # the rate after `warmup` updates
         minutes: float,  # the budget of training time, validation included
-        per_epoch: int,  # updates per epoch: the run ends at an epoch's end
+        per_epoch: int,  # updates per epoch: the plan ends the run at an epoch's end
         warmup: int = 800,  # updates to `peak`; at most half the plan's
         most: int | None = None,  # the updates the run's epochs or steps allow; None: no limit
     ):
+        if per_epoch < 1:
+            raise ValueError(f"A budget is planned in epochs of at least one update, not {per_epoch}: lower accum.")
         self.peak, self.budget_s, self.per_epoch, self.warmup, self.most = peak, minutes * 60, per_epoch, warmup, most
         self.end = most or per_epoch  # the planned number of updates; `plan` revises it from the pace
         self.fall = None  # (update, rate): where the fall to 0 at `end` starts, once a revision has moved it
@@ -174,7 +177,7 @@ class BudgetSchedule(torch.optim.lr_scheduler.LRScheduler):
     ):
         "Plan the run's end from `step` on: the last whole epoch that fits the time left at `pace`."
         epoch_end = max(-(-step // self.per_epoch), 1) * self.per_epoch  # the end of the epoch in progress
-        fits = int((step + (self.budget_s - elapsed_s) / pace) // self.per_epoch) * self.per_epoch
+        fits = int((step + (self.budget_s - elapsed_s) / max(pace, 1e-9)) // self.per_epoch) * self.per_epoch
         end = min(max(fits, epoch_end), self.most or math.inf)
         if end != self.end and (self.fall is not None or step > self.warm(min(end, self.end))):
             self.fall = (step, self.rate(step))  # past either plan's warm-up: the fall starts from the current rate
@@ -333,7 +336,7 @@ class Trainer:
             "when its epochs are done": self.epochs and per_epoch and self.epochs * per_epoch,
         }
         if self.minutes and per_epoch and (st.epoch or pace):  # whole epochs, as `over_budget` counts them
-            epoch_s = st.records[-1]["elapsed_s"] / st.epoch if st.epoch else pace * per_epoch
+            epoch_s = max(st.records[-1]["elapsed_s"] / st.step * per_epoch if st.step else pace * per_epoch, 1e-9)
             ends["when the time budget has no room for another epoch"] = (
                 max(int(self.minutes * 60 // epoch_s), 1) * per_epoch
             )
@@ -351,3 +354,32 @@ class Trainer:
             if (results := getattr(hook, seam)(self.state)) is not None:
                 self.state.evals.append(dict(epoch=self.state.epoch, step=self.state.step, **results))
         self.model.train()  # a hook may have evaluated the model
+
+# %% ../nbs/05a_trainer.ipynb #d4e1a7c2
+class PlanReport(Hook):
+    "A training hook that prints the `trainer`'s forecast: once `probe` updates give a pace, then after each epoch that changes it."
+
+    def __init__(self, trainer: Trainer, probe: int = 20):
+        self.trainer, self.probe, self.said, self.first = trainer, probe, None, None
+
+    def after_update(self, st: TrainState):
+        self.first = self.first or st.step  # the first update of this process
+        if st.step == self.first + self.probe - 1:
+            tqdm.write(self.line(st, "plan"))
+
+    def after_epoch(self, st: TrainState):
+        if self.said is not None and self.trainer.forecast()[0] != self.said:
+            tqdm.write(self.line(st, "plan now"))
+
+    def line(self, st: TrainState, what: str) -> str:
+        (end, pace, why), per_epoch = self.trainer.forecast(), self.trainer.per_epoch
+        if end is None:
+            return f"{what}: {pace:.2f} s an update; the run's length is not known"
+        self.said, left = end, (end - st.step) * pace
+        ends = datetime.datetime.now() + datetime.timedelta(seconds=left)
+        whole = per_epoch and end % per_epoch == 0
+        epochs = (
+            f"{end // per_epoch} epoch{'s' * (end != per_epoch)} ({end:,} updates)" if whole else f"{end:,} updates"
+        )
+        rate = ", with the learning rate at 0" if self.trainer.planned else ""
+        return f"{what}: {epochs} at {pace:.2f} s an update, ending about {ends:%H:%M} (in {left / 60:.0f} min) {why}{rate}"
