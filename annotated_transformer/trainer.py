@@ -182,9 +182,10 @@ class BudgetSchedule(torch.optim.lr_scheduler.LRScheduler):
         if end != self.end and (self.fall is not None or step > self.warm(min(end, self.end))):
             self.fall = (step, self.rate(step))  # past either plan's warm-up: the fall starts from the current rate
         self.end, self.pace = end, pace
-        for group in self.optimizer.param_groups:  # the next update's rate, under the new plan
-            group["lr"] = self.rate(step)
-        self._last_lr = [self.rate(step)] * len(self.optimizer.param_groups)
+        lr = self.rate(step)  # the next update's, under the new plan
+        for group in self.optimizer.param_groups:
+            group["lr"] = lr
+        self._last_lr = [lr] * len(self.optimizer.param_groups)  # what `get_last_lr` reports
 
     def load_state_dict(self, state_dict: dict):
         super().load_state_dict({k: v for k, v in state_dict.items() if k not in self.SETTINGS})
@@ -230,10 +231,8 @@ class Trainer:
         batches, show = self.make_batches(self.state.epoch), self.progress and self.processes.is_main
         self.per_epoch = len(batches) // self.accum_iter if hasattr(batches, "__len__") else None  # None: unknown
         total = self.forecast()[0]
-        self.stop, bar = (
-            False,
-            tqdm(desc="train", unit="update", initial=self.state.step, total=total, disable=not show),
-        )
+        self.stop = False
+        bar = tqdm(desc="train", unit="update", initial=self.state.step, total=total, disable=not show)
         with bar as self.bar, stop_requests() as self.asked:
             while not self.done():
                 self.train_epoch()
