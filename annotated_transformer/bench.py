@@ -295,7 +295,7 @@ def _training_rows(name: str, config: TransformerConfig, batches: list[Batch], *
 
 def _decoding_rows(checkpoint: Path, data_dir: str | Path | None, device: str, repeats: int) -> list[dict]:
     "Greedy and beam search on Multi30k's test sentences, with the key-value cache against full recompute."
-    translator = Translator.from_checkpoint(checkpoint, torch.device(device))
+    translator = Translator.from_checkpoint(checkpoint, device=device)
     sources = [src for src, _ in load_multi30k("test_2016_flickr", data_dir)]
     batches = [b for _, b in translator.source_batches(sources)]
     rows = []
@@ -318,13 +318,13 @@ def _serving_rows(
     checkpoint: Path, data_dir: str | Path | None, device: str, repeats: int, threads: int | None
 ) -> list[dict]:
     "Translating the test sentences end to end, ours against CTranslate2 in float32 and with 8-bit weights."
-    ours = Translator.from_checkpoint(checkpoint, torch.device(device), BeamSearch(4))
+    ours = Translator.from_checkpoint(checkpoint, device=device, search=BeamSearch(4))
     sources = [src for src, _ in load_multi30k("test_2016_flickr", data_dir)]
     with tempfile.TemporaryDirectory() as tmp:
         engines = {
             f"CTranslate2 {q}": CT2Translator(
                 export_ctranslate2(ours, Path(tmp) / q, q if q == "int8" else None),
-                4,
+                beam=4,
                 device=device,
                 threads=threads or 0,
             )

@@ -7,7 +7,7 @@ Docs: https://annotated-transformer.github.io/annotated-transformer/browser.html
 # %% auto #0
 __all__ = ['GRAPHS', 'WEB_POSITIONS', 'TRACING', 'ONNX_FORMAT', 'ONNX_QUANTIZATIONS', 'ONNX_WEIGHTS', 'ONNX_USE', 'FORMATS',
            'BEAMS', 'EncoderGraph', 'DecoderGraph', 'js_regex', 'tokenizer_rules', 'detokenizer_rules', 'export_onnx',
-           'onnx_greedy', 'OnnxTranslator', 'search_words', 'export', 'model_alpha', 'open_translator']
+           'OnnxSteps', 'OnnxTranslator', 'search_words', 'export', 'model_alpha', 'open_translator']
 
 # %% ../nbs/10b_browser.ipynb #99c34ed3
 import copy
@@ -26,18 +26,22 @@ from sacremoses.tokenize import MosesDetokenizer as Moses
 from sacremoses.util import CJKChars
 from spacy.attrs import ORTH
 from torch import nn
-from tqdm.auto import tqdm
 
 from .attention import padding_mask, subsequent_mask
 from .checkpoints import read_checkpoint, write_atomically
 from .data import _REJOIN, Tokenizer, collate, sha256
-from .decoding import MAX_EXTRA
 from .export import TOKENIZATION, CT2Translator, export_ctranslate2
-from .fast_decoding import MAX_ALPHA, BeamSearch
+from .fast_decoding import MAX_ALPHA, BeamSearch, search_steps
 from .model import EncoderDecoder
 from .recipe import Recipe, saved_vocabularies
 from .training import BOS, EOS, PAD, UNK
-from .translation import Translator, read_description, save_pretrained, write_description
+from annotated_transformer.translation import (
+    BaseTranslator,
+    Translator,
+    read_description,
+    save_pretrained,
+    write_description,
+)
 
 # %% ../nbs/10b_browser.ipynb #2f7e3d3c
 def _attention_weights(stack: nn.Module, attr: str) -> torch.Tensor:  # (batch, N, h, T_q, T_k)
@@ -220,7 +224,7 @@ ONNX_WEIGHTS = (
 )
 ONNX_USE = """```sh
 pip install "annotated-transformer[onnx]"
-annotated-transformer translate --model DIR --beam 1 < sentences.txt    # greedy, as in the browser
+annotated-transformer translate --model DIR --beam 1 < sentences.txt    # greedy, as in the browser; or beam 4
 ```
 
 ```python
@@ -283,38 +287,45 @@ def export_onnx(
     return out
 
 # %% ../nbs/10b_browser.ipynb #ab409489
-def onnx_greedy(
-    encoder,  # onnxruntime.InferenceSession of encoder.onnx
-    decoder,  # and of decoder.onnx
-    src: np.ndarray,  # (batch, S) source ids, </s> last, padded
-    allow_unk: bool = True,  # False: never output <unk>
-) -> np.ndarray:  # (batch, T) output ids from <s>
-    "`greedy_search` in onnxruntime: the most probable token at each step, up to the input's length + 50 tokens."
-    memory, _ = encoder.run(None, {"src": src})
-    ys, done = np.full((len(src), 1), BOS, dtype=np.int64), np.zeros(len(src), dtype=bool)
-    limits = (src != PAD).sum(1) + MAX_EXTRA  # (batch,) most output tokens, </s> included: each input's length + 50
-    for t in range(1, int(limits.max()) + 1):
-        log_probs = decoder.run(["log_probs"], {"memory": memory, "src": src, "ys": ys})[0]
-        if not allow_unk:
-            log_probs[:, UNK] = -np.inf
-        next_token = np.where(done, PAD, np.where(t == limits, EOS, log_probs.argmax(-1)))  # </s> at the limit
-        ys, done = np.concatenate([ys, next_token[:, None]], axis=1), done | (next_token == EOS)
-        if done.all():
-            break
-    return ys
+class OnnxSteps:
+    "The exported decoder one position at a time, as `search_steps` takes a decoder (the ONNX `StepDecoder`)."
+
+    def __init__(
+        self,
+        decoder,  # onnxruntime.InferenceSession of decoder.onnx
+        memory: np.ndarray,  # (rows, S, d_model) the encoder's output, k rows per sentence
+        src: np.ndarray,  # (rows, S) their source ids, for the padding mask
+    ):
+        self.decoder, self.memory, self.src = decoder, memory, src
+
+    def __call__(
+        self, ys: torch.Tensor
+    ) -> torch.Tensor:  # (rows, t) prefixes from <s> -> (rows, vocab) log-probabilities
+        feed = {"memory": self.memory, "src": self.src, "ys": ys.numpy()}
+        return torch.from_numpy(self.decoder.run(["log_probs"], feed)[0])
+
+    def select(self, rows: torch.Tensor):  # (n,) indices
+        "Keep only `rows`, in that order."
+        self.memory, self.src = self.memory[rows.numpy()], self.src[rows.numpy()]
 
 # %% ../nbs/10b_browser.ipynb #47f26a02
-class OnnxTranslator(Translator):
-    "A translator whose model runs in onnxruntime, greedily, as in the browser: a directory written by `export_onnx`."
+class OnnxTranslator(BaseTranslator):
+    "A translator whose model runs in onnxruntime, as in the browser: a directory written by `export_onnx`."
 
     def __init__(
         self,
         path: str | Path,  # the directory
-        threads: int = 0,  # CPU threads for one translation; 0: onnxruntime's default
+        *,
+        beam: int = 1,  # 1: greedy, as the browser decodes
+        alpha: float = 0.6,
         allow_unk: bool = True,  # False: never output <unk>, the best known word instead
+        device: torch.device | str = "cpu",  # onnxruntime's CPU package: the CPU alone
+        threads: int = 0,  # CPU threads for one translation; 0: onnxruntime's default
     ):
         import onnxruntime
 
+        if torch.device(device).type != "cpu":
+            raise ValueError(f"An ONNX directory runs on the CPU here (onnxruntime's CPU package), not on {device}.")
         path, options = Path(path), onnxruntime.SessionOptions()
         config = read_description(path, format=ONNX_FORMAT)
         for name, graph in config["graphs"].items():
@@ -322,19 +333,19 @@ class OnnxTranslator(Translator):
                 raise ValueError(
                     f"{path / name} is missing or damaged (not the checksum in config.json): copy the directory again."
                 )
-        self.src_tok, self.tgt_tok, self.src_vocab, self.tgt_vocab = saved_vocabularies(config)
-        self.model, self.max_len, self.allow_unk = None, config["positions"], allow_unk
-        options.intra_op_num_threads = threads
+        search = BeamSearch(beam, alpha, allow_unk=allow_unk)
+        super().__init__(*saved_vocabularies(config), search=search, max_len=config["positions"])
+        options.intra_op_num_threads, self.path = threads, path
         self.encoder, self.decoder = (onnxruntime.InferenceSession(str(path / name), options) for name in GRAPHS)
 
-    def translate(self, sentences: list[str], max_tokens: int = 4000, progress: bool = False) -> list[str]:
-        "Translations of `sentences`, decoded greedily in batches of similar length; an empty one stays empty."
-        ids, outputs = self.encode(sentences), [""] * len(sentences)
-        for batch in tqdm(self.length_batches(ids, max_tokens), desc="translate", unit="batch", disable=not progress):
-            src = collate([(ids[i], [BOS]) for i in batch]).src.numpy()
-            for i, row in zip(batch, onnx_greedy(self.encoder, self.decoder, src, self.allow_unk).tolist()):
-                outputs[i] = self.tgt_tok.detokenize(self.tgt_vocab.decode(row))
-        return outputs
+    def decode_batch(self, ids: list[list[int]], search: BeamSearch) -> list[list[str]]:
+        src = collate([(s, [BOS]) for s in ids]).src.numpy()  # (batch, S)
+        rows = np.repeat(np.arange(len(src)), search.beam)  # k rows per sentence
+        memory, _ = self.encoder.run(None, {"src": src})
+        limits = torch.from_numpy((src != PAD).sum(1)) + search.max_extra  # (batch,) each input's length + 50
+        steps = OnnxSteps(self.decoder, memory[rows], src[rows])
+        out, _ = search_steps(steps, limits, search.beam, alpha=search.alpha, unk=None if search.allow_unk else UNK)
+        return [self.tgt_vocab.decode(row) for row in out.tolist()]
 
 # %% ../nbs/10b_browser.ipynb #aeea83a6
 FORMATS = ("native", "ctranslate2", "onnx")
@@ -413,20 +424,17 @@ def model_alpha(
 
 def open_translator(
     path: str | Path,  # a checkpoint, a model directory, or a CTranslate2 or ONNX directory
-    device: torch.device | None = None,
+    *,
+    device: torch.device | str | None = None,  # None: a GPU if there is one (CTranslate2 and ONNX: the CPU)
     beam: int = 4,
     alpha: float | None = None,  # length penalty; None: the model's own (`model_alpha`)
     allow_unk: bool = True,  # False: never output <unk>
-) -> Translator:
+) -> BaseTranslator:
     "A translator for any kind of saved model, searching with beam `beam` and length penalty `alpha`, `<unk>` allowed or not."
     path = Path(path)
     search = BeamSearch(beam, model_alpha(path) if alpha is None else alpha, allow_unk=allow_unk)  # checks them
-    beam, alpha = search.beam, search.alpha
-    if (path / "model.bin").is_file():
-        return CT2Translator(path, beam, alpha, device.type if device else "cpu", allow_unk=allow_unk)
-    if (path / "encoder.onnx").is_file():
-        if beam != 1:
-            raise ValueError(f"{path} is an ONNX directory, which decodes greedily (as in the browser): add --beam 1.")
-        return OnnxTranslator(path, allow_unk=allow_unk)
+    if (path / "model.bin").is_file() or (path / "encoder.onnx").is_file():
+        kind = CT2Translator if (path / "model.bin").is_file() else OnnxTranslator
+        return kind(path, beam=search.beam, alpha=search.alpha, allow_unk=allow_unk, device=device or "cpu")
     opener = Translator.from_pretrained if path.is_dir() else Translator.from_checkpoint
-    return opener(path, device, search)
+    return opener(path, device=device, search=search)

@@ -40,7 +40,7 @@ from .export import QUANTIZATIONS, export_source, provenance
 from .fast_decoding import BeamSearch
 from .recipe import PRECISIONS, SCHEDULES, VOCABULARIES, Recipe, named_device
 from .trainer import stop_requests
-from .translation import Translator, evaluate_pairs
+from .translation import BaseTranslator, Translator, evaluate_pairs
 
 # %% ../nbs/14_cli.ipynb #0f76d09c
 def _add_recipe_options(parser: argparse.ArgumentParser, corpus: Corpus):
@@ -135,11 +135,10 @@ def _add_search_options(group: argparse._ActionsContainer, beam: str):
     group.add_argument("--no-unk", action="store_true", help="never output <unk>: the vocabulary's best word instead")
 
 
-def _open_model(args: argparse.Namespace, device: torch.device | None) -> Translator:
+def _open_model(args: argparse.Namespace, device: torch.device | None) -> BaseTranslator:
     "The translator of --model, searching as --beam, --alpha and --no-unk say."
-    return open_translator(
-        args.model, device, 4 if args.beam is None else args.beam, args.alpha, allow_unk=not args.no_unk
-    )
+    beam = 4 if args.beam is None else args.beam
+    return open_translator(args.model, device=device, beam=beam, alpha=args.alpha, allow_unk=not args.no_unk)
 
 # %% ../nbs/14_cli.ipynb #869ac155
 def _add_train(commands):
@@ -308,7 +307,7 @@ def _translate_block(
     stop = min(problems) if problems and on_error == "stop" else None
     if stop:  # translate and write what comes before the bad line, then stop
         block, texts = [(n, r) for n, r in block if n < stop], {n: t for n, t in texts.items() if n < stop}
-    translated = dict(zip(texts, translator.translate(list(texts.values()), max_tokens) if texts else []))
+    translated = dict(zip(texts, translator.translate(list(texts.values()), max_tokens=max_tokens) if texts else []))
     out.writelines(translated.get(n, "") + "\n" for n, _ in block)
     out.flush()
     if stop:
@@ -417,14 +416,16 @@ def _export(args: argparse.Namespace, device: torch.device | None):
     path = export_source(args.run)
     beam = BEAMS[args.format] if args.beam is None else args.beam
     alpha = model_alpha(path) if args.alpha is None else args.alpha
-    translator = Translator.from_checkpoint(path, device, BeamSearch(beam, alpha))  # (which checks them)
+    translator = Translator.from_checkpoint(path, device=device, search=BeamSearch(beam, alpha))  # (which checks them)
     about, note = provenance(path), ""
     if args.alpha is not None:  # the directory's own α from now on
         about["recipe"] = dict(about.get("recipe") or {}, alpha=alpha)
     out = export(translator, args.out, args.format, args.quantization, about)
     search = search_words(args.format, beam, alpha, allow_unk=not args.no_unk)
     if args.score:  # the model as written (8-bit weights, another engine's search), then its card and config with it
-        scores, _ = _score(args, lambda: open_translator(out, device, beam, alpha, allow_unk=not args.no_unk))
+        scores, _ = _score(
+            args, lambda: open_translator(out, device=device, beam=beam, alpha=alpha, allow_unk=not args.no_unk)
+        )
         about["scores"] = {k: scores[k] for k in ("split", "sacrebleu", "signature")} | dict(search=search)
         export(translator, args.out, args.format, args.quantization, about)
         note = f" ({scores['sacrebleu']:.2f} sacreBLEU, {search})"
@@ -449,7 +450,8 @@ def run(args: argparse.Namespace):
         _evaluate(args, device)
 
 # %% ../nbs/14_cli.ipynb #c9134a23
-USER_ERRORS = (OSError, ValueError)  # what a user can fix (a missing file, a full disk, a bad value): said in one line
+USER_ERRORS = (OSError, ValueError, ImportError)  # what a user can fix (a missing file, a full disk, a bad value,
+# an optional package not installed): said in one line
 
 
 def _settle_stdout():

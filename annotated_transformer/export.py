@@ -14,13 +14,13 @@ from pathlib import Path
 
 import torch
 from torch import nn
-from tqdm.auto import tqdm
 
 from .checkpoints import read_checkpoint
 from .decoding import MAX_EXTRA
+from .fast_decoding import BeamSearch
 from .recipe import saved_vocabularies
 from .training import SPECIALS
-from .translation import Translator, read_description, write_description
+from .translation import BaseTranslator, Translator, read_description, write_description
 
 # %% ../nbs/10a_export.ipynb #782f9e26
 def export_source(
@@ -80,7 +80,7 @@ def _ctranslate2():
         import ctranslate2.converters
         import ctranslate2.specs.transformer_spec
     except ImportError:
-        raise ValueError(
+        raise ImportError(
             'CTranslate2 is not installed here: pip install "annotated-transformer[ctranslate2]".'
         ) from None
     return ctranslate2
@@ -179,41 +179,39 @@ def export_ctranslate2(
 DROPPED = SPECIALS[:3]  # <s>, </s>, <blank>: what `Vocab.decode` leaves out of an output (<unk> stays)
 
 
-class CT2Translator(Translator):
+class CT2Translator(BaseTranslator):
     "A translator whose model runs in CTranslate2: a directory written by `export_ctranslate2`."
 
     def __init__(
         self,
         path: str | Path,  # the directory
+        *,
         beam: int = 4,
         alpha: float = 0.6,  # CTranslate2's length penalty: log-probability / length ** alpha
-        device: str = "cpu",
-        threads: int = 0,  # CPU threads for one translation; 0: CTranslate2's default
         allow_unk: bool = True,  # False: never output <unk> (CTranslate2's disable_unk), as `BeamSearch`
+        device: torch.device | str = "cpu",  # e.g. "cuda:1"
+        threads: int = 0,  # CPU threads for one translation; 0: CTranslate2's default
     ):
         config = read_description(Path(path), TOKENIZATION, CT2_FORMAT)  # and the BPE model, for a BPE vocabulary
-        self.src_tok, self.tgt_tok, self.src_vocab, self.tgt_vocab = saved_vocabularies(config)
-        self.model, self.max_len, self.beam, self.alpha = None, config["model"]["max_len"], beam, alpha
-        self.allow_unk = allow_unk
-        self.engine = _ctranslate2().Translator(str(path), device=device, intra_threads=threads)
+        search, max_len = BeamSearch(beam, alpha, allow_unk=allow_unk), config["model"]["max_len"]
+        super().__init__(*saved_vocabularies(config), search=search, max_len=max_len)
+        device, self.path = torch.device(device), Path(path)
+        self.engine = _ctranslate2().Translator(
+            str(path), device=device.type, device_index=device.index or 0, intra_threads=threads
+        )
 
-    def translate(self, sentences: list[str], max_tokens: int = 4000, progress: bool = False) -> list[str]:
-        "Translations of `sentences`, in batches of one length each (so that each has our limit), by CTranslate2's search."
-        ids, outputs = self.encode(sentences), [""] * len(sentences)  # an empty sentence stays empty
-        batches = [
-            list(same) for b in self.length_batches(ids, max_tokens) for _, same in groupby(b, lambda j: len(ids[j]))
-        ]
-        for batch in tqdm(batches, desc="translate", unit="batch", disable=not progress):
-            source = [[self.src_vocab.itos[i] for i in ids[j][:-1]] for j in batch]  # CTranslate2 adds the </s>
-            limit = len(ids[batch[0]]) + MAX_EXTRA - 1  # tokens before the </s>: ours allows input + 50 with the </s>
-            results = self.engine.translate_batch(
-                source,
-                beam_size=self.beam,
-                length_penalty=self.alpha,
-                max_decoding_length=limit,
-                disable_unk=not self.allow_unk,
-            )
-            for j, result in zip(batch, results):
-                tokens = [t for t in result.hypotheses[0] if t not in DROPPED]
-                outputs[j] = self.tgt_tok.detokenize(tokens)
-        return outputs
+    def length_batches(self, ids: list[list[int]], max_tokens: int = 4000) -> list[list[int]]:
+        "The batches of `BaseTranslator`, split into sentences of one length: CTranslate2 takes one output limit a batch."
+        batches = super().length_batches(ids, max_tokens)
+        return [list(same) for b in batches for _, same in groupby(b, lambda j: len(ids[j]))]
+
+    def decode_batch(self, ids: list[list[int]], search: BeamSearch) -> list[list[str]]:
+        source = [[self.src_vocab.itos[i] for i in s[:-1]] for s in ids]  # CTranslate2 adds the </s>
+        results = self.engine.translate_batch(
+            source,
+            beam_size=search.beam,
+            length_penalty=search.alpha,
+            max_decoding_length=len(ids[0]) + MAX_EXTRA - 1,  # before the </s>: ours allows input + 50 with the </s>
+            disable_unk=not search.allow_unk,
+        )
+        return [[t for t in result.hypotheses[0] if t not in DROPPED] for result in results]

@@ -122,7 +122,7 @@ def evaluate_wmt14(
 ) -> tuple[dict, pd.DataFrame]:  # the scores, and source / reference / hypothesis per sentence
     "Translate a WMT 2014 test set and score it with sacreBLEU."
     pairs = load_wmt14(split, data_dir, translator.src_tok.lang, translator.tgt_tok.lang)
-    scores, outputs = evaluate_pairs(translator, pairs, progress)
+    scores, outputs = evaluate_pairs(translator, pairs, progress=progress)
     return dict(split=WMT14_FILES[split], **scores), outputs
 
 
@@ -139,6 +139,6 @@ def finish_wmt14(
     path = Path(run) / f"average_{k}.pt"
     write_checkpoint(path, average_checkpoints(last_checkpoints(run, k)))
     translator = Translator.from_checkpoint(
-        path, device, BeamSearch(beam, model_alpha(path) if alpha is None else alpha)
+        path, device=device, search=BeamSearch(beam, model_alpha(path) if alpha is None else alpha)
     )
     return evaluate_wmt14(translator, "test", data_dir, progress)

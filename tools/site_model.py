@@ -38,7 +38,7 @@ def tiny_translator(run: Path) -> tuple[Translator, dict]:  # and its provenance
     "A model trained for `TINY.steps` updates on Multi30k: poor translations, but a real model, in a minute or two."
     pairs = lambda split, src, tgt: load_multi30k(split, src_lang=src, tgt_lang=tgt)
     train_translator(run, pairs, TINY, progress=False)
-    return Translator.from_checkpoint(run / "last.pt", torch.device("cpu")), provenance(run / "last.pt")
+    return Translator.from_checkpoint(run / "last.pt", device="cpu"), provenance(run / "last.pt")
 
 
 def _npm_ci():
@@ -96,7 +96,7 @@ def site_translator(model: Path | None, scratch: Path) -> tuple[Translator, dict
     "The translator of `model` (a model directory) and its provenance, or a tiny one trained in `scratch`."
     if model is None:
         return tiny_translator(scratch / "tiny")
-    return Translator.from_pretrained(model, torch.device("cpu")), read_description(model).get("about", {})
+    return Translator.from_pretrained(model, device="cpu"), read_description(model).get("about", {})
 
 
 def page(widget_html: str, sizes: dict, translator: Translator, about: dict, tiny: bool) -> str:

@@ -3,7 +3,7 @@
 // Each `<div class="try-it">` of a page becomes a form. Nothing heavy loads until the reader first translates:
 // then onnxruntime-web (served by the site, from _static/try/ort/), the chosen model's two ONNX graphs (with a
 // progress bar), its vocabularies and its tokenizer rules, and Vega (for the attention map) if the page has not
-// loaded it. The search is greedy, as `browser.onnx_greedy` in Python; the map is the site's attention
+// loaded it. The search is greedy, as `browser.OnnxTranslator` with a beam of one in Python; the map is the site's attention
 // explorer (`viz.attention_chart`'s spec, saved when the site was built) filled with this sentence's weights.
 import { Detokenizer, Tokenizer } from "./text.js";
 
