@@ -1,4 +1,4 @@
-"""The trained translator as two ONNX graphs whose outputs include every attention weight, the tokenizers' rules for JavaScript, and the same greedy search in onnxruntime: what the website's "Try it" widget runs in the reader's browser.
+"""The trained translator as two ONNX graphs whose outputs include every attention weight, the tokenizers' rules for JavaScript, and the same search in onnxruntime (greedy, as the browser runs it, or beam search): what the website's "Try it" widget runs in the reader's browser.
 
 Docs: https://annotated-transformer.github.io/annotated-transformer/browser.html.md"""
 
@@ -35,13 +35,7 @@ from .fast_decoding import MAX_ALPHA, BeamSearch, search_steps
 from .model import EncoderDecoder
 from .recipe import Recipe, saved_vocabularies
 from .training import BOS, EOS, PAD, UNK
-from annotated_transformer.translation import (
-    BaseTranslator,
-    Translator,
-    read_description,
-    save_pretrained,
-    write_description,
-)
+from .translation import BaseTranslator, Translator, read_description, write_description
 
 # %% ../nbs/10b_browser.ipynb #2f7e3d3c
 def _attention_weights(stack: nn.Module, attr: str) -> torch.Tensor:  # (batch, N, h, T_q, T_k)
@@ -224,7 +218,7 @@ ONNX_WEIGHTS = (
 )
 ONNX_USE = """```sh
 pip install "annotated-transformer[onnx]"
-annotated-transformer translate --model DIR --beam 1 < sentences.txt    # greedy, as in the browser; or beam 4
+annotated-transformer translate --model DIR --beam 1 < sentences.txt    # greedy, as in the browser (default: beam 4)
 ```
 
 ```python
@@ -394,7 +388,7 @@ def export(
         return export_onnx(translator, out, quantization, about)
     if quantization:
         raise ValueError("Quantization is for --format ctranslate2 or onnx; a model directory keeps float32 weights.")
-    return save_pretrained(translator, out, about)
+    return translator.save_pretrained(out, about)
 
 # %% ../nbs/10b_browser.ipynb #c19f972d
 def _recipe_of(path: Path) -> dict:
@@ -425,7 +419,7 @@ def model_alpha(
 def open_translator(
     path: str | Path,  # a checkpoint, a model directory, or a CTranslate2 or ONNX directory
     *,
-    device: torch.device | str | None = None,  # None: a GPU if there is one (CTranslate2 and ONNX: the CPU)
+    device: torch.device | str | None = None,  # None: a GPU if there is one (CTranslate2: the CPU); ONNX: the CPU
     beam: int = 4,
     alpha: float | None = None,  # length penalty; None: the model's own (`model_alpha`)
     allow_unk: bool = True,  # False: never output <unk>
@@ -433,8 +427,10 @@ def open_translator(
     "A translator for any kind of saved model, searching with beam `beam` and length penalty `alpha`, `<unk>` allowed or not."
     path = Path(path)
     search = BeamSearch(beam, model_alpha(path) if alpha is None else alpha, allow_unk=allow_unk)  # checks them
-    if (path / "model.bin").is_file() or (path / "encoder.onnx").is_file():
-        kind = CT2Translator if (path / "model.bin").is_file() else OnnxTranslator
-        return kind(path, beam=search.beam, alpha=search.alpha, allow_unk=allow_unk, device=device or "cpu")
+    options = dict(beam=search.beam, alpha=search.alpha, allow_unk=allow_unk)
+    if (path / "model.bin").is_file():
+        return CT2Translator(path, device=device or "cpu", **options)
+    if (path / "encoder.onnx").is_file():
+        return OnnxTranslator(path, **options)  # onnxruntime's CPU package, whatever the device
     opener = Translator.from_pretrained if path.is_dir() else Translator.from_checkpoint
     return opener(path, device=device, search=search)

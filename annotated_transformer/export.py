@@ -16,7 +16,6 @@ import torch
 from torch import nn
 
 from .checkpoints import read_checkpoint
-from .decoding import MAX_EXTRA
 from .fast_decoding import BeamSearch
 from .recipe import saved_vocabularies
 from .training import SPECIALS
@@ -211,7 +210,7 @@ class CT2Translator(BaseTranslator):
             source,
             beam_size=search.beam,
             length_penalty=search.alpha,
-            max_decoding_length=len(ids[0]) + MAX_EXTRA - 1,  # before the </s>: ours allows input + 50 with the </s>
+            max_decoding_length=len(ids[0]) + search.max_extra - 1,  # one length a batch; ours counts the </s>
             disable_unk=not search.allow_unk,
         )
         return [[t for t in result.hypotheses[0] if t not in DROPPED] for result in results]

@@ -126,12 +126,12 @@ def batch_beam_search(
     unk: int | None = None,  # a token never output (the vocabulary's <unk>); None: any token may be
 ) -> tuple[Tensor, Tensor]:  # best hypotheses (batch, T) from <s>, padded after </s>; their scores s(Y, X) (batch,)
     "`decoding.beam_search` for a whole batch, with the key-value cache, dropping sentences as they finish."
-    _check_vocab(model.generator.proj.out_features, beam)
     rows = torch.arange(src.size(0), device=src.device).repeat_interleave(beam)  # (batch * k,) each row's sentence
     step = StepDecoder(model, model.encode(src, src_mask)[rows], src_mask[rows], incremental=incremental)
     return search_steps(step, src_mask.sum(-1).view(-1) + max_extra, beam, alpha=alpha, unk=unk)
 
 
+@torch.no_grad()
 def search_steps(
     step,  # a decoder's steps, as `StepDecoder` gives them: step(ys) -> (rows, vocab) log-probabilities; step.select(rows)
     limits: Tensor,  # (batch,) most output tokens per sentence, </s> included
@@ -144,6 +144,8 @@ def search_steps(
     beams = Beams.start(limits, beam)
     for t in range(1, int(limits.max()) + 1):
         logp = step(beams.ys).float().view(len(beams.alive), beam, -1)  # (alive, k, vocab)
+        if t == 1:
+            _check_vocab(logp.size(-1), beam)
         if unk is not None:
             logp[..., unk] = -math.inf
         at_limit = limits[beams.alive] == t  # (alive,) sentences whose output must end now
@@ -239,5 +241,5 @@ def greedy_search(
     src_mask: Tensor,  # (batch, 1, T_src)
     allow_unk: bool = True,  # False: never output <unk>, the best known word instead
 ) -> Tensor:  # (batch, T) ids from <s>, padded after </s>
-    "Greedy decoding as a `Translator`'s search: a beam of one, each output at most its input's length + 50 tokens."
+    "Greedy decoding: a beam of one, each output at most its input's length + 50 tokens (a `Translator`'s is `GREEDY`)."
     return BeamSearch(1, allow_unk=allow_unk)(model, src, src_mask)

@@ -97,16 +97,12 @@ class BaseTranslator:
             raise ValueError(f"{out} exists: save into a new directory.")
         return Path(shutil.copytree(self.path, out))
 
-    def searching(
-        self, beam: int | None = None, alpha: float | None = None, allow_unk: bool | None = None
-    ) -> BeamSearch:
-        "`self.search` with the settings given (not None) changed, and checked."
+    def searching(self, beam: int | None = None, alpha: float | None = None, allow_unk: bool | None = None) -> Search:
+        "`self.search` with the settings given (not None) changed, and checked; another kind of search becomes a `BeamSearch`."
         changes = {k: v for k, v in dict(beam=beam, alpha=alpha, allow_unk=allow_unk).items() if v is not None}
         if not changes:
             return self.search
-        if not isinstance(self.search, BeamSearch):
-            raise TypeError(f"This translator's search, {self.search!r:.60}, has no beam, α or <unk> rule to change.")
-        return replace(self.search, **changes)
+        return replace(self.search if isinstance(self.search, BeamSearch) else BeamSearch(), **changes)
 
     def encode(self, sentences: list[str]) -> list[list[int]]:  # per sentence, its source ids, </s> last
         "The sentences tokenized and mapped to the source vocabulary."
@@ -220,14 +216,14 @@ class Translator(BaseTranslator):
     ) -> list[tuple[list[int], Batch]]:  # per batch: the indices of its sentences, and the batch on the model's device
         "The sentences tokenized, encoded and batched by length, ready for `self.search`."
         ids = self.encode(sentences)
-        return [(batch, self.collate([ids[i] for i in batch])) for batch in self.length_batches(ids, max_tokens)]
+        return [(batch, self.to_batch([ids[i] for i in batch])) for batch in self.length_batches(ids, max_tokens)]
 
-    def collate(self, ids: list[list[int]]) -> Batch:
+    def to_batch(self, ids: list[list[int]]) -> Batch:
         "Encoded sentences as one padded batch on the model's device."
         return collate([(s, [BOS]) for s in ids]).to(next(self.model.parameters()).device)
 
     def decode_batch(self, ids: list[list[int]], search: Search) -> list[list[str]]:
-        b = self.collate(ids)
+        b = self.to_batch(ids)
         return [self.tgt_vocab.decode(row) for row in search(self.model, b.src, b.src_mask).tolist()]
 
 # %% ../nbs/08c_translation.ipynb #89710f0b
