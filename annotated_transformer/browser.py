@@ -29,13 +29,19 @@ from torch import nn
 
 from .attention import padding_mask, subsequent_mask
 from .checkpoints import read_checkpoint, write_atomically
-from .data import _REJOIN, Tokenizer, collate, sha256
+from .data import _REJOIN, Tokenizer, sha256
 from .export import TOKENIZATION, CT2Translator, export_ctranslate2
 from .fast_decoding import MAX_ALPHA, BeamSearch, search_steps
 from .model import EncoderDecoder
 from .recipe import Recipe, saved_vocabularies
 from .training import BOS, EOS, PAD, UNK
-from .translation import BaseTranslator, Translator, read_description, write_description
+from annotated_transformer.translation import (
+    BaseTranslator,
+    Translator,
+    files_sha256,
+    read_description,
+    write_description,
+)
 
 # %% ../nbs/10b_browser.ipynb #2f7e3d3c
 def _attention_weights(stack: nn.Module, attr: str) -> torch.Tensor:  # (batch, N, h, T_q, T_k)
@@ -210,7 +216,7 @@ def _export_graph(model: EncoderDecoder, name: str, example: tuple, path: Path):
         )
 
 # %% ../nbs/10b_browser.ipynb #0e47a733
-ONNX_FORMAT = "annotated-transformer-onnx/1"  # config.json's "format"
+ONNX_FORMAT = "annotated-transformer-onnx/2"  # config.json's "format"; /2: text.json checksummed
 ONNX_QUANTIZATIONS = ("int8",)
 ONNX_WEIGHTS = (
     "- `encoder.onnx` and `decoder.onnx`: the encoder and one decoder step, every attention weight among their outputs\n"
@@ -277,6 +283,7 @@ def export_onnx(
     write_atomically(out / "text.json", lambda p: p.write_text(json.dumps(rules, ensure_ascii=False)))
     positions = min(model.config.max_len, WEB_POSITIONS)  # sources of up to `positions` - 51 tokens
     head = dict(format=ONNX_FORMAT, quantization=quantization or "float32", positions=positions, graphs=graphs)
+    head["files"] = files_sha256(out, ["text.json"])
     write_description(out, translator, head, about=about, use=ONNX_USE, weights=ONNX_WEIGHTS)
     return out
 
@@ -321,7 +328,7 @@ class OnnxTranslator(BaseTranslator):
         if torch.device(device).type != "cpu":
             raise ValueError(f"An ONNX directory runs on the CPU here (onnxruntime's CPU package), not on {device}.")
         path, options = Path(path), onnxruntime.SessionOptions()
-        config = read_description(path, format=ONNX_FORMAT)
+        config = read_description(path, format=ONNX_FORMAT, files=True)
         for name, graph in config["graphs"].items():
             if not (path / name).is_file() or sha256(path / name) != graph["sha256"]:
                 raise ValueError(
@@ -333,7 +340,7 @@ class OnnxTranslator(BaseTranslator):
         self.encoder, self.decoder = (onnxruntime.InferenceSession(str(path / name), options) for name in GRAPHS)
 
     def decode_batch(self, ids: list[list[int]], search: BeamSearch) -> list[list[str]]:
-        src = collate([(s, [BOS]) for s in ids]).src.numpy()  # (batch, S)
+        src = self.source_batch(ids).src.numpy()  # (batch, S)
         rows = np.repeat(np.arange(len(src)), search.beam)  # k rows per sentence
         memory, _ = self.encoder.run(None, {"src": src})
         limits = torch.from_numpy((src != PAD).sum(1)) + search.max_extra  # (batch,) each input's length + 50

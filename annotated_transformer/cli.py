@@ -24,6 +24,7 @@ import torch
 from . import __version__
 from .browser import BEAMS, FORMATS, export, model_alpha, open_translator, search_words
 from annotated_transformer.checkpoints import (
+    SNAPSHOT_KINDS,
     TRAINING_STATE,
     average_checkpoints,
     last_checkpoints,
@@ -39,7 +40,7 @@ from .distributed import distributed
 from .export import QUANTIZATIONS, export_source, provenance
 from .fast_decoding import BeamSearch
 from .recipe import PRECISIONS, SCHEDULES, VOCABULARIES, Recipe, named_device
-from .trainer import stop_requests
+from .trainer import stop_requests, terminate_as_interrupt
 from .translation import BaseTranslator, Translator, evaluate_pairs
 
 # %% ../nbs/14_cli.ipynb #0f76d09c
@@ -327,8 +328,8 @@ def _average(inputs: list[Path], last: int, out: Path | None):
     if out is None and run_dir is None:
         raise ValueError("Give --out: where to write the average of these files.")
     out = out or run_dir / f"average_{last}.pt"
-    if out.resolve() in {p.resolve() for p in paths}:
-        raise ValueError(f"--out {out} is one of the checkpoints to average: choose another file.")
+    if out.resolve() in {p.resolve() for p in paths} or out.stem.split("_")[0] in SNAPSHOT_KINDS:
+        raise ValueError(f"--out {out} is a checkpoint to average, or named as a run's snapshot: choose another file.")
     if out.name == "last.pt" or out.is_file() and TRAINING_STATE & read_checkpoint(out, mmap=True).keys():
         raise ValueError(f"--out {out} is where a run keeps the checkpoint it resumes from: choose another file.")
     write_checkpoint(out, average_checkpoints(paths))
@@ -398,6 +399,8 @@ def _score(args: argparse.Namespace, open_model: Callable[[], Translator]) -> tu
 
 def _evaluate(args: argparse.Namespace, device: torch.device | None):
     "Score the model on a split of the corpus, or on the files given (--source, --reference), and print the scores."
+    if args.hypotheses and args.hypotheses.resolve() in {Path(p).resolve() for p in (args.source, args.reference) if p}:
+        raise ValueError(f"--hypotheses {args.hypotheses} is a file to score, which it would replace: give another.")
     scores, outputs = _score(args, lambda: _open_model(args, device))
     if args.hypotheses:
         text = "\n".join(outputs.hypothesis) + "\n"
@@ -488,7 +491,8 @@ def main(argv: list[str] | None = None) -> int:
     "The `annotated-transformer` program: parse `argv` (default: the command line) and run it."
     args = parser().parse_args(argv)
     keep_freed_memory()  # once for the whole process: see the CPU notebook
-    return report_errors("annotated-transformer", lambda: run(args))
+    with terminate_as_interrupt():
+        return report_errors("annotated-transformer", lambda: run(args))
 
 
 if __name__ == "__main__" and Path(sys.argv[0]).name == "cli.py":  # python -m annotated_transformer.cli, not a kernel

@@ -19,7 +19,13 @@ from .checkpoints import read_checkpoint
 from .fast_decoding import BeamSearch
 from .recipe import saved_vocabularies
 from .training import SPECIALS
-from .translation import BaseTranslator, Translator, read_description, write_description
+from annotated_transformer.translation import (
+    BaseTranslator,
+    Translator,
+    files_sha256,
+    read_description,
+    write_description,
+)
 
 # %% ../nbs/10a_export.ipynb #782f9e26
 def export_source(
@@ -130,7 +136,7 @@ def ctranslate2_spec(translator: Translator):  # a ctranslate2.specs.Transformer
     return spec
 
 # %% ../nbs/10a_export.ipynb #7414acf9
-CT2_FORMAT = "annotated-transformer-ctranslate2/1"  # the "format" of TOKENIZATION
+CT2_FORMAT = "annotated-transformer-ctranslate2/2"  # the "format" of TOKENIZATION; /2: CTranslate2's files checksummed
 TOKENIZATION = (
     "annotated_transformer.json"  # beside CTranslate2's own config.json: our tokenizers, vocabularies, provenance
 )
@@ -170,7 +176,8 @@ def export_ctranslate2(
             return ctranslate2_spec(translator)
 
     Converter().convert(str(out), quantization=quantization, force=True)
-    head = dict(format=CT2_FORMAT, quantization=quantization or "float32")
+    written = [p.name for p in out.iterdir() if p.is_file()]  # model.bin, its config.json and vocabularies
+    head = dict(format=CT2_FORMAT, quantization=quantization or "float32", files=files_sha256(out, written))
     write_description(out, translator, head, TOKENIZATION, about, CT2_USE, CT2_WEIGHTS)  # as a model directory has them
     return out
 
@@ -191,7 +198,9 @@ class CT2Translator(BaseTranslator):
         device: torch.device | str = "cpu",  # e.g. "cuda:1"
         threads: int = 0,  # CPU threads for one translation; 0: CTranslate2's default
     ):
-        config = read_description(Path(path), TOKENIZATION, CT2_FORMAT)  # and the BPE model, for a BPE vocabulary
+        config = read_description(
+            Path(path), TOKENIZATION, CT2_FORMAT, files=True
+        )  # and the BPE model, for a BPE vocabulary
         search, max_len = BeamSearch(beam, alpha, allow_unk=allow_unk), config["model"]["max_len"]
         super().__init__(*saved_vocabularies(config), search=search, max_len=max_len)
         device, self.path = torch.device(device), Path(path)

@@ -7,8 +7,8 @@ Docs: https://annotated-transformer.github.io/annotated-transformer/translation.
 # %% auto #0
 __all__ = ['Search', 'GREEDY', 'PRETRAINED_FORMAT', 'PRETRAINED_WEIGHTS', 'PRETRAINED_USE', 'checked_model', 'BaseTranslator',
            'Translator', 'bleu_scores', 'evaluate_pairs', 'alpha_search', 'tied_names', 'model_description',
-           'description_sha256', 'write_description', 'save_pretrained', 'read_description', 'read_pretrained',
-           'model_card']
+           'description_sha256', 'write_description', 'save_pretrained', 'read_description', 'files_sha256',
+           'read_pretrained', 'model_card']
 
 # %% ../nbs/08c_translation.ipynb #ba0a7f0a
 import hashlib
@@ -111,6 +111,10 @@ class BaseTranslator:
                 f"Give the sentences as a list of strings, e.g. ['Ein Hund läuft.'], not {sentences!r:.60}."
             )
         return [self.src_vocab.encode(t) + [EOS] for t in self.src_tok.tokenize_all(sentences)]
+
+    def source_batch(self, ids: list[list[int]]) -> Batch:
+        "Encoded sentences as one padded batch, on the CPU, each target <s> alone: nothing is decoded yet."
+        return collate([(s, [BOS]) for s in ids])
 
     def too_long(self, ids: list[list[int]]) -> list[int]:  # indices into `ids`
         "The encoded sentences the model cannot take: 50 of its positions are kept for the output to grow (§6.1)."
@@ -220,7 +224,7 @@ class Translator(BaseTranslator):
 
     def to_batch(self, ids: list[list[int]]) -> Batch:
         "Encoded sentences as one padded batch on the model's device."
-        return collate([(s, [BOS]) for s in ids]).to(next(self.model.parameters()).device)
+        return self.source_batch(ids).to(next(self.model.parameters()).device)
 
     def decode_batch(self, ids: list[list[int]], search: Search) -> list[list[str]]:
         b = self.to_batch(ids)
@@ -369,6 +373,7 @@ def read_description(
     path: Path,  # a model directory
     name: str = "config.json",  # its description file
     format: str = PRETRAINED_FORMAT,  # the format expected
+    files: bool = False,  # the format lists checksums of its own files ("files"): missing, the directory is refused
 ) -> dict:  # the description, with the BPE model's bytes under "bpe" where the vocabulary is BPE
     "A model directory's description as `write_description` wrote it, after checking its format and its checksum."
     try:
@@ -382,7 +387,7 @@ def read_description(
     if not isinstance(config, dict) or config.get("format") != format:
         found = config.get("format") if isinstance(config, dict) else None
         raise ValueError(f"{path} is a model directory of format {found!r}; this version reads {format!r}.")
-    if missing := [key for key in ("model", "vocabs", "langs") if key not in config]:
+    if missing := [key for key in ("model", "vocabs", "langs", *(["files"] if files else [])) if key not in config]:
         raise ValueError(
             f"{path / name} lacks {', '.join(missing)}: it was cut short or altered. Copy the directory again."
         )
@@ -394,7 +399,21 @@ def read_description(
     bpe = dict(bpe=(path / "bpe.model").read_bytes()) if config.get("vocabulary") == "bpe" else {}
     if bpe and config.get("bpe_sha256") not in (None, hashlib.sha256(bpe["bpe"]).hexdigest()):
         raise ValueError(f"{path / 'bpe.model'} is not the one the model was written with: copy the directory again.")
+    for file, digest in config.get("files", {}).items():  # a format's own files, as `files_sha256` listed them
+        if not (path / file).is_file() or sha256(path / file) != digest:
+            raise ValueError(
+                f"{path / file} is missing or is not the file the model was written with (its checksum in {name}): "
+                "copy the directory again, or export it anew."
+            )
     return dict(config, **bpe)
+
+
+def files_sha256(
+    out: Path,  # a model directory
+    names: list[str],  # files in it that a format writes beside the description
+) -> dict:  # name -> SHA-256: a description's "files", which `read_description` checks
+    "The checksums of a format's own files, for its description."
+    return {name: sha256(out / name) for name in sorted(names)}
 
 
 def read_pretrained(
