@@ -32,7 +32,7 @@ class Recipe:
     d_model: int = 256  # model width (§3.2.2)
     d_ff: int = 1024  # inner width of the feed-forward network (§3.3)
     h: int = 8  # attention heads (§3.2.2)
-    dropout: float = 0.2  # P_drop (§5.4)
+    dropout: float = 0.1  # P_drop (§5.4)
     inner_dropout: float | None = None  # on the attention weights and the feed-forward hidden layer; None: P_drop
     norm_first: bool = False  # pre-norm layers (a deviation from the paper); False: the paper's post-norm
     vocabulary: str = "words"  # "words": spaCy tokens, a vocabulary per language; "bpe": one shared BPE (§5.1)
@@ -43,11 +43,11 @@ class Recipe:
     accum: int = 1  # batches per update: an update sees up to max_tokens × accum tokens per side
     epochs: int = 20  # stop after this many epochs (0: no limit)
     steps: int = 0  # stop after this many updates (0: no limit)
-    minutes: float = 0  # stop sooner, at an epoch's end, if one more would end past this training time (0: no limit)
+    minutes: float = 0  # training time: "eq3" stops at the epoch's end before it, "budget" plans for it (0: none)
     factor: float = 0.7  # scales Eq. (3)
     warmup: int = 800  # warmup_steps of Eq. (3)
     cooldown: float = 0  # epochs before the end over which the rate falls linearly to 0 (`recipe_optimizer`)
-    schedule: str = "eq3"  # "eq3": Eq. (3), scaled by factor; "budget": a `BudgetSchedule` planned for `minutes`
+    schedule: str = "eq3"  # "eq3": Eq. (3), scaled by factor; "budget": a `BudgetSchedule`, falling to 0 at the end
     eps_ls: float = 0.1  # label smoothing ε_ls (§5.4)
     precision: str = "auto"  # "auto" (bfloat16 where supported), "bf16" or "fp32"
     cpu_speedups: bool = True  # on a CPU, train with the cheaper dropout mask of `use_cpu_speedups`
@@ -85,8 +85,10 @@ class Recipe:
                 raise ValueError(f"{name} must be {allowed}, not {getattr(self, name)!r}.")
         if self.epochs == 0 and self.steps == 0:
             raise ValueError("Say when to stop: epochs, steps or both must be positive.")
-        if self.schedule == "budget" and not self.minutes:
-            raise ValueError("The budget schedule is planned for a time budget: give minutes (--minutes).")
+        if self.cooldown and self.schedule == "budget":
+            raise ValueError(
+                "The budget schedule falls to 0 at the run's end by itself: give no cooldown (--cooldown 0)."
+            )
         if self.cooldown and self.minutes:
             raise ValueError(
                 "A cooldown is counted back from the end that epochs or steps set, and a time budget (minutes) may end "

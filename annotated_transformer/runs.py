@@ -92,6 +92,11 @@ def check_work_left(
     schedule: dict,  # its scheduler's state, as its last checkpoint holds it
 ):
     "Refuse to resume a run that its recipe has already ended: it would train nothing. The message names the option that extends it."
+    if recipe.schedule == "budget" and state["step"] >= schedule.get("end", math.inf):  # no option extends it
+        raise ValueError(
+            f"The run in {out} would train nothing: its schedule has brought the learning rate down to 0 at the end it "
+            "planned, and more updates would be made at that rate. Start a new run with the --minutes or --epochs you want."
+        )
     epoch_end = state["batch_in_epoch"] == 0
     elapsed = state["records"][-1]["elapsed_s"] if state["records"] else 0.0
     ended = [
@@ -104,11 +109,6 @@ def check_work_left(
             recipe.schedule != "budget" and epoch_end and over_budget(elapsed, state["epoch"], recipe.minutes),
             f"it has spent {elapsed / 60:.1f} of --minutes {recipe.minutes:g}, too few for one more epoch: give a larger "
             "--minutes, or --minutes 0 for no limit",
-        ),
-        (
-            recipe.schedule == "budget" and state["step"] >= schedule.get("end", math.inf),
-            "its budget schedule has brought the learning rate down to 0 at the end it planned, and more time would "
-            "train at that rate: start a new run with the budget you want",
         ),
     ]
     if reasons := [reason for done, reason in ended if done]:

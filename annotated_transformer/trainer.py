@@ -151,7 +151,7 @@ def terminate_as_interrupt():
 
 # %% ../nbs/05a_trainer.ipynb #b7c41d02
 class BudgetSchedule(torch.optim.lr_scheduler.LRScheduler):
-    "A learning rate planned for a time budget: Eq. (3)'s warm-up, then a straight fall to 0 at the planned end."
+    "A learning rate planned for the run's end: Eq. (3)'s warm-up, then a straight fall to 0 where the budget or `most` ends it."
 
     SETTINGS = ("peak", "budget_s", "per_epoch", "warmup", "most")  # not taken from a checkpoint (`load_state_dict`)
 
@@ -159,13 +159,15 @@ class BudgetSchedule(torch.optim.lr_scheduler.LRScheduler):
         self,
         optimizer: torch.optim.Optimizer,
         peak: float,  # the rate after `warmup` updates
-        minutes: float,  # the budget of training time, validation included
+        minutes: float,  # the budget of training time, validation included; 0: none, the plan is `most`
         per_epoch: int,  # updates per epoch: the plan ends the run at an epoch's end
         warmup: int = 800,  # updates to `peak`; at most half the plan's
         most: int | None = None,  # the updates the run's epochs or steps allow; None: no limit
     ):
         if per_epoch < 1:
             raise ValueError(f"A budget is planned in epochs of at least one update, not {per_epoch}: lower accum.")
+        if not (minutes or most):
+            raise ValueError("A plan needs an end: give a time budget (minutes) or the updates the run allows (most).")
         self.peak, self.budget_s, self.per_epoch, self.warmup, self.most = peak, minutes * 60, per_epoch, warmup, most
         self.end = most or per_epoch  # the planned number of updates; `plan` revises it from the pace
         self.fall = None  # (update, rate): where the fall to 0 at `end` starts, once a revision has moved it
@@ -192,9 +194,11 @@ class BudgetSchedule(torch.optim.lr_scheduler.LRScheduler):
         elapsed_s: float,  # training time so far
         pace: float,  # seconds per update, lately
     ):
-        "Plan the run's end from `step` on: the last whole epoch that fits the time left at `pace`."
+        "Plan the run's end from `step` on: the last whole epoch that fits the time left at `pace` (and `most`)."
         epoch_end = max(-(-step // self.per_epoch), 1) * self.per_epoch  # the end of the epoch in progress
-        fits = int((step + (self.budget_s - elapsed_s) / max(pace, 1e-9)) // self.per_epoch) * self.per_epoch
+        fits = math.inf  # without a budget: all that `most` allows
+        if self.budget_s:
+            fits = int((step + (self.budget_s - elapsed_s) / max(pace, 1e-9)) // self.per_epoch) * self.per_epoch
         end = min(max(fits, epoch_end), self.most or math.inf)
         if end != self.end and (self.fall is not None or step > self.warm(min(end, self.end))):
             self.fall = (step, self.rate(step))  # past either plan's warm-up: the fall starts from the current rate

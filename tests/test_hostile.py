@@ -53,10 +53,11 @@ def clear_error(result: subprocess.CompletedProcess, status: int, *phrases: str)
 
 @pytest.fixture(scope="module")
 def run(tmp_path_factory, multi30k: Path) -> Path:
-    "A trained tiny Multi30k run (one epoch on a slice of the data)."
+    "A trained tiny Multi30k run (one epoch on a slice of the data), of Eq. (3)'s schedule: a finished one extends."
     home = tmp_path_factory.mktemp("hostile")
     data = write_multi30k_slice(home / "data", multi30k, train=2000, test=50)
-    result = cli("train", "multi30k", "--data-dir", str(data), "--out", str(home / "run"), *TINY, capture_output=True)
+    eq3 = [*TINY, "--schedule", "eq3"]  # a finished run of the recipe's planned schedule cannot be extended (test_cli)
+    result = cli("train", "multi30k", "--data-dir", str(data), "--out", str(home / "run"), *eq3, capture_output=True)
     assert result.returncode == 0, result.stderr
     return home / "run"
 
