@@ -6,8 +6,8 @@ Docs: https://annotated-transformer.github.io/annotated-transformer/browser.html
 
 # %% auto #0
 __all__ = ['GRAPHS', 'WEB_POSITIONS', 'TRACING', 'ONNX_FORMAT', 'ONNX_QUANTIZATIONS', 'ONNX_WEIGHTS', 'ONNX_USE', 'FORMATS',
-           'BEAMS', 'EncoderGraph', 'DecoderGraph', 'js_regex', 'tokenizer_rules', 'detokenizer_rules', 'export_onnx',
-           'OnnxSteps', 'OnnxTranslator', 'search_words', 'export', 'model_alpha', 'open_translator']
+           'BEAMS', 'EXPORTED', 'EncoderGraph', 'DecoderGraph', 'js_regex', 'tokenizer_rules', 'detokenizer_rules',
+           'export_onnx', 'OnnxSteps', 'OnnxTranslator', 'search_words', 'export', 'model_alpha', 'open_translator']
 
 # %% ../nbs/10b_browser.ipynb #99c34ed3
 import copy
@@ -15,7 +15,10 @@ import inspect
 import itertools
 import json
 import logging
+import os
 import re
+import shutil
+import uuid
 import warnings
 from pathlib import Path
 
@@ -361,21 +364,42 @@ def search_words(format: str, beam: int, alpha: float, allow_unk: bool) -> str:
     return words + ("" if allow_unk else ", <unk> forbidden")
 
 
+EXPORTED = {"README.md", "bpe.model", "model.safetensors", "model.bin", "encoder.onnx", "decoder.onnx", "text.json"}
+
+
+def _exported_files(out: Path) -> set[str] | None:
+    "The files an earlier export wrote in `out`: its description, what it lists and `EXPORTED`; None: no export's."
+    for name in ("config.json", TOKENIZATION):  # a model or ONNX directory's description, else a CTranslate2 one's
+        try:
+            config = json.loads((out / name).read_text(encoding="utf-8"))
+            if config["format"].startswith("annotated-transformer-"):
+                return {name, *EXPORTED, *config.get("files", {})}
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+            continue
+    return None
+
+
 def _check_out(out: Path):
     "Refuse an `out` that holds files no export wrote (a user's own README.md or config.json would be replaced)."
     if out.exists() and not out.is_dir():
         raise ValueError(f"{out} is a file: give --out a directory (new, empty, or one an export wrote).")
-    files = sorted(p.name for p in out.iterdir()) if out.is_dir() else []
-    for description in (out / "config.json", out / TOKENIZATION):
-        try:
-            if json.loads(description.read_text(encoding="utf-8"))["format"].startswith("annotated-transformer-"):
-                return  # an earlier export: its files are replaced
-        except (OSError, ValueError, KeyError, TypeError, AttributeError):
-            continue
-    if files:
+    if not (above := next(p for p in out.absolute().parents if p.exists())).is_dir():  # the nearest that exists
+        raise ValueError(f"{out} cannot be made: {above} is a file. Give --out a directory.")
+    if (files := sorted(p.name for p in out.iterdir()) if out.is_dir() else []) and _exported_files(out) is None:
         raise ValueError(
             f"{out} holds files no export wrote ({', '.join(files[:5])}): export into a new or empty directory."
         )
+
+
+def _move_export(new: Path, out: Path):
+    "Put the export written in `new` at `out`: an earlier export's files there go, and a user's own stay."
+    if not out.exists():
+        new.rename(out)  # one step
+        return
+    for name in (_exported_files(out) or set()) - {p.name for p in new.iterdir()}:
+        (out / name).unlink(missing_ok=True)  # the earlier format's (a link, not its target)
+    for path in sorted(new.iterdir(), key=lambda p: p.name in ("config.json", TOKENIZATION)):  # descriptions last
+        os.replace(path, out / path.name)
 
 
 def export(
@@ -385,17 +409,23 @@ def export(
     quantization: str | None = None,  # with "ctranslate2", one of QUANTIZATIONS; with "onnx", "int8"
     about: dict | None = None,  # provenance and scores, for config.json and the README
 ) -> Path:  # `out`
-    "Write `translator` in one of the `FORMATS`."
+    "Write `translator` in one of the `FORMATS`: into a new directory beside `out`, moved there once it is whole."
     if format not in FORMATS:
         raise ValueError(f"format must be one of {FORMATS}, not {format!r}.")
-    _check_out(Path(out))
-    if format == "ctranslate2":
-        return export_ctranslate2(translator, out, quantization, about)
-    if format == "onnx":
-        return export_onnx(translator, out, quantization, about)
-    if quantization:
+    if quantization and format == "native":
         raise ValueError("Quantization is for --format ctranslate2 or onnx; a model directory keeps float32 weights.")
-    return translator.save_pretrained(out, about)
+    out = Path(out)
+    _check_out(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    new = out.absolute().with_name(f".{out.absolute().name}.{uuid.uuid4().hex[:8]}.tmp")  # beside `out`: renamed
+    new.mkdir()
+    try:
+        write = dict(ctranslate2=export_ctranslate2, onnx=export_onnx).get(format)
+        write(translator, new, quantization, about) if write else translator.save_pretrained(new, about)
+        _move_export(new, out)
+    finally:
+        shutil.rmtree(new, ignore_errors=True)  # what an interrupted or failed export wrote
+    return out
 
 # %% ../nbs/10b_browser.ipynb #c19f972d
 def _recipe_of(path: Path) -> dict:

@@ -11,7 +11,7 @@ __all__ = ['UNSPACED', 'VAL_SIZE', 'CORPORA', 'read_pairs', 'file_languages', 's
 # %% ../nbs/12b_corpus.ipynb #324e30df
 import random
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import NamedTuple
@@ -32,12 +32,15 @@ def read_pairs(
 ) -> list[tuple[str, str]]:
     "(source, target) pairs from a user's files, plain or gzipped: two files a sentence a line, or one of `source<TAB>target` lines."
     if len(paths) == 2:
-        return read_parallel(*paths, drop_empty=drop_empty)
+        pairs = read_parallel(*paths, drop_empty=drop_empty)
+        _refuse_bare_returns(paths, (s + t for s, t in pairs))
+        return pairs
     if len(paths) != 1:
         raise ValueError(
             f"Give two files (the sentences, then their translations) or one tab-separated file, not {len(paths)}."
         )
-    rows = [line.split("\t") if line.strip() else ["", ""] for line in read_lines(paths[0], allow_empty=True)]
+    _refuse_bare_returns(paths, lines := read_lines(paths[0], allow_empty=True))
+    rows = [line.split("\t") if line.strip() else ["", ""] for line in lines]
     if bad := [n for n, row in enumerate(rows, 1) if len(row) != 2]:
         raise ValueError(
             f"{paths[0]}: line(s) {_numbers(bad)} do not hold exactly one tab. Each line of a tab-separated corpus is a "
@@ -48,6 +51,15 @@ def read_pairs(
             f"{paths[0]} has {len(empty)} line(s) with an empty side, at line number(s) {_numbers(empty)}."
         )
     return [(s, t) for s, t in rows if s.strip() and t.strip()]
+
+
+def _refuse_bare_returns(paths: Sequence[str | Path], lines: Iterable[str]):
+    "Refuse a carriage return inside a line: lines that end in one alone (old Mac files) read as one long line."
+    if bare := next((n for n, line in enumerate(lines, 1) if "\r" in line), None):
+        raise ValueError(
+            f"{', '.join(map(str, paths))}: line {bare} holds a carriage return (\\r). Lines that end in a carriage "
+            "return alone, as old Mac files end them, read as one: convert the line ends to newlines."
+        )
 
 # %% ../nbs/12b_corpus.ipynb #6d2c5f81
 def file_languages(
@@ -108,16 +120,23 @@ def hold_out(
     size: int | None = None,  # pairs to hold out; default: VAL_SIZE, at most a tenth of `pairs`
 ) -> tuple[list, list]:  # training pairs, validation pairs, each in the order of `pairs`
     "`size` pairs drawn at random, the same ones for the same pairs, for validation; the rest, less their copies, for training."
-    size = min(VAL_SIZE, len(pairs) // 10) if size is None else size
-    if not 0 < size < len(pairs):
+    default, n = size is None, len(pairs)
+    size = min(VAL_SIZE, n // 10) if default else size
+    if not 0 < size < n:
+        fix = f"a --val-size from 1 to {n - 1}" if n > 1 else "more than one pair to train on"
         raise ValueError(
-            f"Cannot hold out {size} of {len(pairs)} pairs for validation: give a validation set (--val), or a "
-            f"--val-size from 1 to {len(pairs) - 1}."
+            f"Cannot hold out {size} of {n} pair(s){' (a tenth, by default)' * default} for validation: give a "
+            f"validation set (--val), or {fix}."
         )
-    held = set(random.Random(0).sample(range(len(pairs)), size))
+    held = set(random.Random(0).sample(range(n), size))
     validation = [pairs[i] for i in sorted(held)]
     seen = set(validation)  # a copy of a validation pair elsewhere would be trained on
-    return [p for i, p in enumerate(pairs) if i not in held and p not in seen], validation
+    if not (training := [p for i, p in enumerate(pairs) if i not in held and p not in seen]):
+        raise ValueError(
+            f"Each of the {n} pairs is a copy of a held-out validation pair ({len(set(pairs))} different), so none "
+            "is left to train on: give a validation set of other pairs (--val), or a corpus of more different pairs."
+        )
+    return training, validation
 
 
 def corpus_pairs(

@@ -115,13 +115,8 @@ def check_work_left(
         raise ValueError(f"The run in {out} would train nothing: {'; '.join(reasons)}.")
 
 # %% ../nbs/08b_runs.ipynb #aa0c65c0
-RESUMABLE = (
-    "epochs",
-    "steps",
-    "minutes",
-    "snapshot_minutes",
-    "alpha",
-)  # what a resumed run may change: how long it trains, how often it keeps weights, the α it translates with
+# what a resumed run may change: how long it trains, how often it keeps weights, the α it translates with
+RESUMABLE = ("epochs", "steps", "minutes", "snapshot_minutes", "alpha")
 
 
 def run_files(out: Path) -> list[Path]:
@@ -182,23 +177,30 @@ def run_recipe(
 @contextlib.contextmanager
 def hold_run_dir(out: Path):
     "Reserve `out` for this run while it trains: an exclusive lock on `out/.lock`, released when the run or its process ends."
+    new = not out.exists()
     out.mkdir(parents=True, exist_ok=True)
-    with open(out / ".lock", "a+") as lock:
-        if fcntl:
-            try:
-                # the kernel releases the lock when the process ends, however it ends: never stale
-                fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                lock.seek(0)
-                raise FileExistsError(
-                    f"Another training run (process {lock.read().strip() or '?'}) is using {out} now. "
-                    "Wait for it to end, or choose another --out."
-                ) from None
-        lock.seek(0)
-        lock.truncate()
-        lock.write(str(os.getpid()))
-        lock.flush()
-        yield
+    try:
+        with open(out / ".lock", "a+") as lock:
+            if fcntl:
+                try:
+                    # the kernel releases the lock when the process ends, however it ends: never stale
+                    fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                except BlockingIOError:
+                    lock.seek(0)
+                    raise FileExistsError(
+                        f"Another training run (process {lock.read().strip() or '?'}) is using {out} now. "
+                        "Wait for it to end, or choose another --out."
+                    ) from None
+            lock.seek(0)
+            lock.truncate()
+            lock.write(str(os.getpid()))
+            lock.flush()
+            yield
+    except BaseException:
+        if new and [p.name for p in out.iterdir()] == [".lock"]:  # refused before it wrote anything: no trace left
+            (out / ".lock").unlink()
+            out.rmdir()
+        raise
 
 # %% ../nbs/08b_runs.ipynb #44929191
 class Snapshots(Hook):

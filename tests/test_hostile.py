@@ -647,3 +647,60 @@ def test_a_data_path_that_names_a_file_says_which_setting(tmp_path: Path, env: d
     environment = {k: v for k, v in {**os.environ, **settings}.items() if v}
     result = cli("train", "multi30k", "--out", str(tmp_path / "run"), *TINY, capture_output=True, env=environment)
     clear_error(result, 2, phrase)
+
+
+@pytest.mark.parametrize(
+    "files, phrases",
+    [
+        ({"one.tsv": b"Ein Hund.\tA dog.\n"}, ["Cannot hold out 0 of 1 pair(s)", "more than one pair to train on"]),
+        ({"copies.tsv": b"Ein Hund.\tA dog.\n" * 30}, ["Each of the 30 pairs is a copy", "(1 different)"]),
+        (
+            {"mac.de": b"Ein Hund.\rEine Katze.\r", "mac.en": b"A dog.\rA cat.\r"},
+            ["line 1 holds a carriage return", "convert the line ends to newlines"],
+        ),
+    ],
+)
+def test_a_corpus_that_cannot_train_says_why(tmp_path: Path, files: dict[str, bytes], phrases: list[str]):
+    """One pair, thirty copies of one pair, or lines ended by carriage returns alone: each named as it is, and no run
+    directory made (on 2660d33: "a --val-size from 1 to 0" for the first and the last, "its files are empty" for the
+    copies, and an --out holding .lock)."""
+    for name, data in files.items():
+        (tmp_path / name).write_bytes(data)
+    given = ["--train", *(str(tmp_path / name) for name in files), "--src-lang", "de", "--tgt-lang", "en"]
+    result = cli("train", "corpus", *given, "--out", str(tmp_path / "run"), *TINY, capture_output=True, text=True)
+    clear_error(result, 2, *phrases)
+    assert not (tmp_path / "run").exists()  # refused: no directory left behind (on 2660d33, one holding .lock)
+
+
+def test_an_interrupted_export_leaves_nothing_and_runs_again(run: Path, tmp_path: Path):
+    """SIGTERM while `export --format onnx` writes its graphs: no directory is left, and the same command then works
+    (on 2660d33 it left encoder.onnx alone in --out, and the rerun refused the directory as the user's)."""
+    out, export = tmp_path / "web", ["export", str(run), "--format", "onnx"]
+    process = subprocess.Popen(
+        [sys.executable, "-m", "annotated_transformer.cli", *export, "--out", str(out)],
+        cwd=ROOT,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    while process.poll() is None and not list(tmp_path.glob(".web.*.tmp/encoder.onnx")):
+        time.sleep(0.005)  # until the first graph is written
+    process.send_signal(signal.SIGTERM)
+    _, err = process.communicate(timeout=120)
+    clear_error(subprocess.CompletedProcess([], process.returncode, "", err), 130)
+    assert list(tmp_path.iterdir()) == [], list(tmp_path.iterdir())  # neither --out nor the half-written one
+    assert cli(*export, "--out", str(out), capture_output=True).returncode == 0 and (out / "decoder.onnx").is_file()
+
+
+@pytest.mark.parametrize("first, second", [("native", "onnx"), ("onnx", "ctranslate2"), ("ctranslate2", "native")])
+def test_an_export_over_an_earlier_one_replaces_its_files_only(run: Path, tmp_path: Path, first: str, second: str):
+    """Another format into the same directory: the earlier format's files go, the user's own stay (on 2660d33 the
+    earlier ones stayed, and `translate` opened them; CTranslate2's converter deleted the user's)."""
+    out = tmp_path / "model"
+    for format in (first, second):
+        assert cli("export", str(run), "--out", str(out), "--format", format, capture_output=True).returncode == 0
+        (out / "notes.txt").write_text("mine")
+    alone = tmp_path / "alone"
+    assert cli("export", str(run), "--out", str(alone), "--format", second, capture_output=True).returncode == 0
+    assert sorted(p.name for p in out.iterdir()) == sorted([p.name for p in alone.iterdir()] + ["notes.txt"])
+    translated = cli("translate", "--model", str(out), "--beam", "1", input=b"Ein Hund.\n", capture_output=True)
+    assert translated.returncode == 0 and translated.stdout.strip(), translated.stderr
