@@ -6,7 +6,7 @@ Docs: https://annotated-transformer.github.io/annotated-transformer/browser.html
 
 # %% auto #0
 __all__ = ['GRAPHS', 'WEB_POSITIONS', 'TRACING', 'ONNX_FORMAT', 'ONNX_QUANTIZATIONS', 'ONNX_WEIGHTS', 'ONNX_USE', 'FORMATS',
-           'BEAMS', 'EXPORTED', 'EncoderGraph', 'DecoderGraph', 'js_regex', 'tokenizer_rules', 'detokenizer_rules',
+           'BEAMS', 'WRITTEN', 'EncoderGraph', 'DecoderGraph', 'js_regex', 'tokenizer_rules', 'detokenizer_rules',
            'export_onnx', 'OnnxSteps', 'OnnxTranslator', 'search_words', 'export', 'model_alpha', 'open_translator']
 
 # %% ../nbs/10b_browser.ipynb #99c34ed3
@@ -364,16 +364,21 @@ def search_words(format: str, beam: int, alpha: float, allow_unk: bool) -> str:
     return words + ("" if allow_unk else ", <unk> forbidden")
 
 
-EXPORTED = {"README.md", "bpe.model", "model.safetensors", "model.bin", "encoder.onnx", "decoder.onnx", "text.json"}
+WRITTEN = {  # by format (its name before the "/"): what an export writes besides its description and README.md
+    "annotated-transformer-model": {"model.safetensors", "bpe.model"},
+    "annotated-transformer-ctranslate2": {"model.bin", "bpe.model"},  # and the files its description lists
+    "annotated-transformer-onnx": {"encoder.onnx", "decoder.onnx", "text.json"},
+}
 
 
 def _exported_files(out: Path) -> set[str] | None:
-    "The files an earlier export wrote in `out`: its description, what it lists and `EXPORTED`; None: no export's."
+    "The names of the files an earlier export wrote in `out`, by its description's format and list; None: no export's."
     for name in ("config.json", TOKENIZATION):  # a model or ONNX directory's description, else a CTranslate2 one's
         try:
             config = json.loads((out / name).read_text(encoding="utf-8"))
-            if config["format"].startswith("annotated-transformer-"):
-                return {name, *EXPORTED, *config.get("files", {})}
+            if (kind := config["format"].split("/")[0]) in WRITTEN:
+                names = {name, "README.md", *WRITTEN[kind], *config.get("files", {})}
+                return {n for n in names if isinstance(n, str) and n == Path(n).name and n not in ("", ".", "..")}
         except (OSError, ValueError, KeyError, TypeError, AttributeError):
             continue
     return None
@@ -396,10 +401,11 @@ def _move_export(new: Path, out: Path):
     if not out.exists():
         new.rename(out)  # one step
         return
-    for name in (_exported_files(out) or set()) - {p.name for p in new.iterdir()}:
-        (out / name).unlink(missing_ok=True)  # the earlier format's (a link, not its target)
+    old = (_exported_files(out) or set()) - {p.name for p in new.iterdir()}
     for path in sorted(new.iterdir(), key=lambda p: p.name in ("config.json", TOKENIZATION)):  # descriptions last
         os.replace(path, out / path.name)
+    for name in old:  # the earlier format's, once the new one is in place (a link goes, not its target)
+        (out / name).unlink(missing_ok=True)
 
 
 def export(
@@ -409,15 +415,16 @@ def export(
     quantization: str | None = None,  # with "ctranslate2", one of QUANTIZATIONS; with "onnx", "int8"
     about: dict | None = None,  # provenance and scores, for config.json and the README
 ) -> Path:  # `out`
-    "Write `translator` in one of the `FORMATS`: into a new directory beside `out`, moved there once it is whole."
+    "Write `translator` in one of the `FORMATS`: into a new directory, moved to `out` once it is whole."
     if format not in FORMATS:
         raise ValueError(f"format must be one of {FORMATS}, not {format!r}.")
     if quantization and format == "native":
         raise ValueError("Quantization is for --format ctranslate2 or onnx; a model directory keeps float32 weights.")
     out = Path(out)
     _check_out(out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    new = out.absolute().with_name(f".{out.absolute().name}.{uuid.uuid4().hex[:8]}.tmp")  # beside `out`: renamed
+    at = out if out.is_dir() else out.absolute().parent  # on the file system of `out`: moved by renaming
+    at.mkdir(parents=True, exist_ok=True)
+    new = at / f".export-{uuid.uuid4().hex[:8]}.tmp"
     new.mkdir()
     try:
         write = dict(ctranslate2=export_ctranslate2, onnx=export_onnx).get(format)

@@ -16,6 +16,7 @@ import json
 import logging
 import math
 import os
+import shutil
 import threading
 import traceback
 import uuid
@@ -179,28 +180,27 @@ def hold_run_dir(out: Path):
     "Reserve `out` for this run while it trains: an exclusive lock on `out/.lock`, released when the run or its process ends."
     new = not out.exists()
     out.mkdir(parents=True, exist_ok=True)
-    try:
-        with open(out / ".lock", "a+") as lock:
-            if fcntl:
-                try:
-                    # the kernel releases the lock when the process ends, however it ends: never stale
-                    fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                except BlockingIOError:
-                    lock.seek(0)
-                    raise FileExistsError(
-                        f"Another training run (process {lock.read().strip() or '?'}) is using {out} now. "
-                        "Wait for it to end, or choose another --out."
-                    ) from None
-            lock.seek(0)
-            lock.truncate()
-            lock.write(str(os.getpid()))
-            lock.flush()
+    with open(out / ".lock", "a+") as lock:
+        if fcntl:
+            try:
+                # the kernel releases the lock when the process ends, however it ends: never stale
+                fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                lock.seek(0)
+                raise FileExistsError(
+                    f"Another training run (process {lock.read().strip() or '?'}) is using {out} now. "
+                    "Wait for it to end, or choose another --out."
+                ) from None
+        lock.seek(0)
+        lock.truncate()
+        lock.write(str(os.getpid()))
+        lock.flush()
+        try:
             yield
-    except BaseException:
-        if new and [p.name for p in out.iterdir()] == [".lock"]:  # refused before it wrote anything: no trace left
-            (out / ".lock").unlink()
-            out.rmdir()
-        raise
+        except BaseException:
+            if new and [p.name for p in out.iterdir()] == [".lock"]:  # refused before it wrote anything, still held
+                shutil.rmtree(out, ignore_errors=True)
+            raise
 
 # %% ../nbs/08b_runs.ipynb #44929191
 class Snapshots(Hook):

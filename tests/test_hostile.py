@@ -682,8 +682,11 @@ def test_an_interrupted_export_leaves_nothing_and_runs_again(run: Path, tmp_path
         stderr=subprocess.PIPE,
         text=True,
     )
-    while process.poll() is None and not list(tmp_path.glob(".web.*.tmp/encoder.onnx")):
+    deadline = time.monotonic() + 120
+    while process.poll() is None and not list(tmp_path.glob(".export-*.tmp/encoder.onnx")):
+        assert time.monotonic() < deadline, "the export wrote no encoder.onnx in two minutes"
         time.sleep(0.005)  # until the first graph is written
+    assert process.poll() is None, "the export ended before it could be interrupted"
     process.send_signal(signal.SIGTERM)
     _, err = process.communicate(timeout=120)
     clear_error(subprocess.CompletedProcess([], process.returncode, "", err), 130)
@@ -696,9 +699,10 @@ def test_an_export_over_an_earlier_one_replaces_its_files_only(run: Path, tmp_pa
     """Another format into the same directory: the earlier format's files go, the user's own stay (on 2660d33 the
     earlier ones stayed, and `translate` opened them; CTranslate2's converter deleted the user's)."""
     out = tmp_path / "model"
-    for format in (first, second):
-        assert cli("export", str(run), "--out", str(out), "--format", format, capture_output=True).returncode == 0
-        (out / "notes.txt").write_text("mine")
+    assert cli("export", str(run), "--out", str(out), "--format", first, capture_output=True).returncode == 0
+    (out / "notes.txt").write_text("mine")
+    assert cli("export", str(run), "--out", str(out), "--format", second, capture_output=True).returncode == 0
+    assert (out / "notes.txt").read_text() == "mine"
     alone = tmp_path / "alone"
     assert cli("export", str(run), "--out", str(alone), "--format", second, capture_output=True).returncode == 0
     assert sorted(p.name for p in out.iterdir()) == sorted([p.name for p in alone.iterdir()] + ["notes.txt"])
