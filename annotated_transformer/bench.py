@@ -27,8 +27,8 @@ from torch import Tensor, nn
 from .attention import subsequent_mask
 from .cli import report_errors
 from .cpu import FastDropout, keep_freed_memory, use_cpu_speedups
+from .ctranslate2_format import CT2Translator, export_ctranslate2
 from .data import PAD, TokenBudgetSampler, batch_loader, load_multi30k
-from .export import CT2Translator, export_ctranslate2
 from .fast_decoding import BeamSearch
 from .model import EncoderDecoder, TransformerConfig, build_model, load_torch_layer
 from .multi30k import MULTI30K, prepare_multi30k

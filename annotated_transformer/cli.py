@@ -21,8 +21,7 @@ from typing import TextIO, get_args
 
 import torch
 
-from . import __version__
-from .browser import BEAMS, FORMATS, export, model_alpha, open_translator, search_words
+from . import __version__, formats
 from annotated_transformer.checkpoints import (
     SNAPSHOT_KINDS,
     TRAINING_STATE,
@@ -37,7 +36,6 @@ from .corpus import CORPORA, Corpus, read_pairs
 from .cpu import keep_freed_memory
 from .data import MULTI30K_SPLITS, check_split
 from .distributed import distributed
-from .export import QUANTIZATIONS, export_source, provenance
 from .fast_decoding import BeamSearch
 from .recipe import PRECISIONS, SCHEDULES, VOCABULARIES, Recipe, named_device
 from .trainer import stop_requests, terminate_as_interrupt
@@ -139,7 +137,7 @@ def _add_search_options(group: argparse._ActionsContainer, beam: str):
 def _open_model(args: argparse.Namespace, device: torch.device | None) -> BaseTranslator:
     "The translator of --model, searching as --beam, --alpha and --no-unk say."
     beam = 4 if args.beam is None else args.beam
-    return open_translator(args.model, device=device, beam=beam, alpha=args.alpha, allow_unk=not args.no_unk)
+    return formats.open_translator(args.model, device=device, beam=beam, alpha=args.alpha, allow_unk=not args.no_unk)
 
 # %% ../nbs/14_cli.ipynb #869ac155
 def _add_train(commands):
@@ -250,9 +248,11 @@ def _add_export(commands):
         help="a checkpoint, or a run directory (its newest average_*.pt, else last.pt)",
     )
     p.add_argument("--out", type=Path, required=True, help="the directory to write")
-    p.add_argument("--format", choices=FORMATS, default="native", help="default: %(default)s")
+    p.add_argument("--format", choices=formats.FORMATS, default="native", help="default: %(default)s")
     p.add_argument(
-        "--quantization", choices=QUANTIZATIONS, help="weights' type (ctranslate2; onnx: int8); default float32"
+        "--quantization",
+        choices=sorted({q for f in formats.FORMATS.values() for q in f.quantizations}),
+        help="weights' type (ctranslate2; onnx: int8); default float32",
     )
     p.add_argument(
         "--score", action="store_true", help="score it on --corpus's test set with its own search, for the README"
@@ -416,21 +416,21 @@ def _evaluate(args: argparse.Namespace, device: torch.device | None):
 # %% ../nbs/14_cli.ipynb #d691e0a1
 def _export(args: argparse.Namespace, device: torch.device | None):
     "Write the model of a checkpoint or run as --format says; with --score, score the written directory with its own search."
-    path = export_source(args.run)
-    beam = BEAMS[args.format] if args.beam is None else args.beam
-    alpha = model_alpha(path) if args.alpha is None else args.alpha
+    path = formats.export_source(args.run)
+    beam = formats.FORMATS[args.format].beam if args.beam is None else args.beam
+    alpha = formats.model_alpha(path) if args.alpha is None else args.alpha
     translator = Translator.from_checkpoint(path, device=device, search=BeamSearch(beam, alpha))  # (which checks them)
-    about, note = provenance(path), ""
+    about, note = formats.provenance(path), ""
     if args.alpha is not None:  # the directory's own α from now on
         about["recipe"] = dict(about.get("recipe") or {}, alpha=alpha)
-    out = export(translator, args.out, args.format, args.quantization, about)
-    search = search_words(args.format, beam, alpha, allow_unk=not args.no_unk)
+    out = formats.export(translator, args.out, args.format, args.quantization, about)
+    search = formats.search_words(args.format, beam, alpha, allow_unk=not args.no_unk)
     if args.score:  # the model as written (8-bit weights, another engine's search), then its card and config with it
         scores, _ = _score(
-            args, lambda: open_translator(out, device=device, beam=beam, alpha=alpha, allow_unk=not args.no_unk)
+            args, lambda: formats.open_translator(out, device=device, beam=beam, alpha=alpha, allow_unk=not args.no_unk)
         )
         about["scores"] = {k: scores[k] for k in ("split", "sacrebleu", "signature")} | dict(search=search)
-        export(translator, args.out, args.format, args.quantization, about)
+        formats.export(translator, args.out, args.format, args.quantization, about)
         note = f" ({scores['sacrebleu']:.2f} sacreBLEU, {search})"
     hint = f"annotated-transformer translate --model {out}{f' --beam {beam}' * (beam != 4)}{' --no-unk' * args.no_unk}"
     print(f"exported {path} to {out}{note}; translate with: {hint}")

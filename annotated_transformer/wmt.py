@@ -17,10 +17,10 @@ from pathlib import Path
 import pandas as pd
 import torch
 
-from .browser import model_alpha
 from .checkpoints import average_checkpoints, last_checkpoints, write_checkpoint
 from .data import check_split, find_corpus_file, read_parallel
 from .fast_decoding import BeamSearch
+from .formats import model_alpha
 from .recipe import Recipe
 from .runs import CorpusTrainer
 from .translation import Translator, evaluate_pairs

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from annotated_transformer.browser import detokenizer_rules, tokenizer_rules
 from annotated_transformer.data import Tokenizer, load_multi30k
+from annotated_transformer.onnx_format import detokenizer_rules, tokenizer_rules
 
 pytestmark = pytest.mark.xdist_group("test_browser_text")  # its module-scoped fixture runs Node once, on one worker
 

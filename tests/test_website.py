@@ -482,8 +482,8 @@ def test_try_it_translates_as_python_does(site, browser, multi30k):
     Python's greedy search translates them with the same exported model (`OnnxTranslator`, a sentence at a time, as
     the widget); the map's menus redraw it, its axes are the typed sentence's tokens; nothing is requested off the
     site. The timings and sizes go to tests/artifacts/website/try_it.json, with screenshots at both widths."""
-    from annotated_transformer.browser import OnnxTranslator
     from annotated_transformer.data import load_multi30k
+    from annotated_transformer.onnx_format import OnnxTranslator
 
     out, base = site
     sentences = [source for source, _ in load_multi30k("val", multi30k)[:TRIED]]

@@ -39,7 +39,7 @@ import vl_convert
 import yaml
 from nbdev.serve import proc_nbs
 
-from annotated_transformer.translation import read_description
+from annotated_transformer.native_format import read_description
 
 ROOT = Path(__file__).resolve().parent.parent
 NBS, PROC, SRC, OUT = ROOT / "nbs", ROOT / "_proc", ROOT / "_docs_src", ROOT / "_docs"
@@ -392,9 +392,13 @@ MOVED = {  # old name: (where it went, a note), for readers of older code; the m
     "translation.pairs_sha256": ("runs.pairs_sha256", ""),
     "data.MULTI30K_FILES": ("data.multi30k_ways", "the one message on where Multi30k comes from"),
     "data.PairDataset": ("data.batch_loader", "a DataLoader over a plain list of pairs"),
-    "export.FORMATS": ("browser.FORMATS", "with ONNX, the third format"),
-    "export.export": ("browser.export", ""),
-    "export.open_translator": ("browser.open_translator", "it opens ONNX directories too"),
+    "export.FORMATS": ("formats.FORMATS", "with ONNX, the third format"),
+    "export.export": ("formats.export", ""),
+    "export.open_translator": ("formats.open_translator", "it opens ONNX directories too"),
+    "export.CT2Translator": ("ctranslate2_format.CT2Translator", "the module `export` became `ctranslate2_format`"),
+    "browser.OnnxTranslator": ("onnx_format.OnnxTranslator", "the module `browser` became `onnx_format` and `formats`"),
+    "translation.save_pretrained": ("native_format.save_pretrained", "the model directory has a module of its own"),
+    "translation.read_pretrained": ("native_format.read_pretrained", ""),
     "cli.Corpus": ("corpus.Corpus", "it says where a corpus's data is: `data`, `new_recipe`"),
     "cli.CORPORA": ("corpus.CORPORA", "with `corpus`, your own parallel text"),
 }
@@ -449,7 +453,10 @@ def write_sources(model: Path | None, scratch: Path):
     for notebook in sorted(NBS.glob("[!_.]*.ipynb")):
         page, title = prepare_notebook(PROC / notebook.name, widget)
         pages.append(page)
-        if module := exported_module(notebook):
+        if (module := exported_module(notebook)) not in (
+            None,
+            "__init__",
+        ):  # the package's page documents its top level
             modules.append((module, page, title))
     index = nbformat.read(SRC / "index.ipynb", as_version=4)
     index.cells.append(nbformat.v4.new_markdown_cell(navigation(pages)))

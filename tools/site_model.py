@@ -15,12 +15,13 @@ from pathlib import Path
 
 import torch
 
-from annotated_transformer.browser import ONNX_FORMAT, export_onnx
 from annotated_transformer.data import load_multi30k
-from annotated_transformer.export import provenance
+from annotated_transformer.formats import provenance
+from annotated_transformer.native_format import read_description
+from annotated_transformer.onnx_format import ONNX_FORMAT, export_onnx
 from annotated_transformer.recipe import Recipe
 from annotated_transformer.runs import train_translator
-from annotated_transformer.translation import Translator, read_description
+from annotated_transformer.translation import Translator
 from annotated_transformer.viz import KINDS, attention_chart
 
 WEB = Path(__file__).resolve().parent / "web"  # package.json and its lock
