@@ -25,10 +25,10 @@ import torch
 from torch import Tensor, nn
 
 from .attention import subsequent_mask
-from .cli import report_errors
 from .cpu import FastDropout, keep_freed_memory, use_cpu_speedups
 from .ctranslate2_format import CT2Translator, export_ctranslate2
 from .data import PAD, TokenBudgetSampler, batch_loader, load_multi30k
+from .errors import InputError, report_errors
 from .fast_decoding import BeamSearch
 from .model import EncoderDecoder, TransformerConfig, build_model, load_torch_layer
 from .multi30k import MULTI30K, prepare_multi30k
@@ -191,7 +191,7 @@ def measure_training(
 ) -> dict:  # median tokens/s, the relative spread of the passes, peak memory in MiB
     "Training speed and peak memory of one model, measured in a fresh process."
     if kind not in MODELS:
-        raise ValueError(f"kind must be one of {list(MODELS)}, not {kind!r}.")
+        raise InputError(f"kind must be one of {list(MODELS)}, not {kind!r}.")
     # the child process imports it from the package: spawn pickles a function by its name
     from annotated_transformer.bench import _measure_training
 

@@ -24,6 +24,7 @@ from typing import TypedDict
 import torch
 from torch import Tensor, nn
 
+from .errors import InputError, ModelFileError
 from .model import EncoderDecoder
 from .trainer import SINGLE, Hook, Processes, TrainState
 
@@ -183,18 +184,18 @@ def read_checkpoint(
             warnings.filterwarnings("ignore", "Detected pickle protocol", UserWarning)
             contents = torch.load(path, map_location=map_location, weights_only=True, mmap=mmap)
     except pickle.UnpicklingError:  # weights_only found something else than tensors and plain data
-        raise ValueError(
+        raise ModelFileError(
             f"Could not read the checkpoint {path}: it holds something other than tensors and plain data (another "
             "kind of file, or a pickle from elsewhere, which could run code if it were loaded), so it is not loaded."
         ) from None
     except Exception as e:
-        raise ValueError(
+        raise ModelFileError(
             f"Could not read the checkpoint {path} ({_reason(e)}). It may be truncated or not a checkpoint "
             "of this project; an earlier checkpoint of the run may still be intact."
         ) from e
     checksums = [contents.pop(k, None) if isinstance(contents, dict) else None for k in CHECKSUMS]
     if not mmap and not _checksum_holds(contents, *checksums):
-        raise ValueError(
+        raise ModelFileError(
             f"{path} is damaged or was altered: what it holds does not match the checksum written with it (a disk "
             "or copy error?). Use another checkpoint of the run, or copy this one again."
         )
@@ -217,7 +218,7 @@ def load_checkpoint(
         rng = checkpoint["rng"]
         trained_by = len(rng) if isinstance(rng, list) else 1
         if trained_by != world_size:
-            raise ValueError(
+            raise InputError(
                 f"{path} is from a run of {trained_by} process(es), and this is {world_size}: resume it with "
                 f"{trained_by}, since the batches of an epoch are divided among the processes."
             )
@@ -282,7 +283,7 @@ def snapshot_files(
         run_id = read_checkpoint(last, mmap=True).get("run_id")
         files = [p for p in files if saved[p].get("run_id") == run_id]
     elif len({s.get("run_id") for s in saved.values()}) > 1:
-        raise ValueError(
+        raise InputError(
             f"{run} holds the snapshots of more than one run and no last.pt to tell which is its own: "
             "name the files to use instead of the run."
         )
@@ -290,7 +291,7 @@ def snapshot_files(
     if None not in steps.values():
         return sorted(files, key=steps.get)
     if len({p.stem.split("_")[0] for p in files}) > 1:  # snapshots of an older version record no update
-        raise ValueError(
+        raise InputError(
             f"{run} holds both epoch_*.pt and step_*.pt snapshots, and some do not record the update they "
             "were taken after, so their order is unknown: name the files to use instead of the run."
         )
@@ -313,10 +314,12 @@ def average_state_dicts(
     last = state_dicts[-1]
     for i, sd in enumerate(state_dicts):
         if sd.keys() != last.keys():
-            raise ValueError(f"State dict {i} has other entries than the last: {sorted(sd.keys() ^ last.keys())[:5]}.")
+            raise ModelFileError(
+                f"State dict {i} has other entries than the last: {sorted(sd.keys() ^ last.keys())[:5]}."
+            )
         shapes = [k for k in last if sd[k].shape != last[k].shape]
         if shapes:
-            raise ValueError(f"State dict {i} has other shapes than the last for {shapes[:5]}.")
+            raise ModelFileError(f"State dict {i} has other shapes than the last for {shapes[:5]}.")
     return {
         k: torch.stack([sd[k].double() for sd in state_dicts]).mean(0).to(v.dtype)
         if v.is_floating_point()
@@ -331,7 +334,7 @@ def last_checkpoints(
 ) -> list[Path]:  # oldest first
     "The last `k` weight snapshots of a run: `epoch_NN.pt` after epochs, or `step_NNNNNNN.pt` on a time interval."
     if k < 1:
-        raise ValueError(f"Average at least one snapshot, not {k}.")
+        raise InputError(f"Average at least one snapshot, not {k}.")
     files = snapshot_files(run)
     if len(files) < k:
         raise FileNotFoundError(
@@ -345,11 +348,11 @@ def average_checkpoints(
 ) -> Checkpoint:  # the mean weights, the last one's configuration and data, and `averaged`, the files
     "One checkpoint whose weights are the mean of the weights in `paths` (§6.1)."
     if not paths:
-        raise ValueError("No checkpoints to average.")
+        raise InputError("No checkpoints to average.")
     saved = [read_checkpoint(p) for p in paths]
     for path, s in zip(paths, saved):
         if s.get("config") != saved[-1].get("config"):
-            raise ValueError(
+            raise ModelFileError(
                 f"{path} holds another model than {paths[-1]} (their configurations differ): average checkpoints of one run."
             )
     rest = {k: v for k, v in saved[-1].items() if k not in TRAINING_STATE}

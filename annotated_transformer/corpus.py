@@ -19,6 +19,7 @@ from typing import NamedTuple
 import spacy
 
 from .data import MULTI30K_SPLITS, _numbers, read_lines, read_parallel
+from .errors import DataError, InputError
 from .multi30k import MULTI30K, evaluate, train_multi30k
 from .recipe import Recipe
 from .runs import train_translator
@@ -36,27 +37,25 @@ def read_pairs(
         _refuse_bare_returns(paths, (s + t for s, t in pairs))
         return pairs
     if len(paths) != 1:
-        raise ValueError(
+        raise InputError(
             f"Give two files (the sentences, then their translations) or one tab-separated file, not {len(paths)}."
         )
     _refuse_bare_returns(paths, lines := read_lines(paths[0], allow_empty=True))
     rows = [line.split("\t") if line.strip() else ["", ""] for line in lines]
     if bad := [n for n, row in enumerate(rows, 1) if len(row) != 2]:
-        raise ValueError(
+        raise DataError(
             f"{paths[0]}: line(s) {_numbers(bad)} do not hold exactly one tab. Each line of a tab-separated corpus is a "
             "sentence, a tab, and its translation; or give two files, a sentence a line."
         )
     if (empty := [n for n, (s, t) in enumerate(rows, 1) if not (s.strip() and t.strip())]) and not drop_empty:
-        raise ValueError(
-            f"{paths[0]} has {len(empty)} line(s) with an empty side, at line number(s) {_numbers(empty)}."
-        )
+        raise DataError(f"{paths[0]} has {len(empty)} line(s) with an empty side, at line number(s) {_numbers(empty)}.")
     return [(s, t) for s, t in rows if s.strip() and t.strip()]
 
 
 def _refuse_bare_returns(paths: Sequence[str | Path], lines: Iterable[str]):
     "Refuse a carriage return inside a line: lines that end in one alone (old Mac files) read as one long line."
     if bare := next((n for n, line in enumerate(lines, 1) if "\r" in line), None):
-        raise ValueError(
+        raise DataError(
             f"{', '.join(map(str, paths))}: line {bare} holds a carriage return (\\r). Lines that end in a carriage "
             "return alone, as old Mac files end them, read as one: convert the line ends to newlines."
         )
@@ -100,14 +99,14 @@ def check_languages(recipe: Recipe, *files: Sequence[str | Path] | None):  # the
     "Refuse a recipe whose languages the files' names contradict, or whose word tokenizers cannot be made here."
     for named in [file_languages(paths) for paths in files if paths]:
         if named and named != (recipe.src_lang, recipe.tgt_lang):
-            raise ValueError(
+            raise InputError(
                 f"The files' names say {named[0]}→{named[1]}, the recipe {recipe.src_lang}→{recipe.tgt_lang}: give "
                 "--src-lang and --tgt-lang as the files are, or the files in the order source, target."
             )
     if recipe.vocabulary == "words" and (
         lacking := [x for x in (recipe.src_lang, recipe.tgt_lang) if not spacy_has(x)]
     ):
-        raise ValueError(
+        raise InputError(
             f"No word tokenizer for {', '.join(lacking)} here: give --vocabulary bpe, which learns one from the data."
         )
 
@@ -124,7 +123,7 @@ def hold_out(
     size = min(VAL_SIZE, n // 10) if default else size
     if not 0 < size < n:
         fix = f"a --val-size from 1 to {n - 1}" if n > 1 else "more than one pair to train on"
-        raise ValueError(
+        raise InputError(
             f"Cannot hold out {size} of {n} pair(s){' (a tenth, by default)' * default} for validation: give a "
             f"validation set (--val), or {fix}."
         )
@@ -132,7 +131,7 @@ def hold_out(
     validation = [pairs[i] for i in sorted(held)]
     seen = set(validation)  # a copy of a validation pair elsewhere would be trained on
     if not (training := [p for i, p in enumerate(pairs) if i not in held and p not in seen]):
-        raise ValueError(
+        raise DataError(
             f"Each of the {n} pairs is a copy of a held-out validation pair ({len(set(pairs))} different), so none "
             "is left to train on: give a validation set of other pairs (--val), or a corpus of more different pairs."
         )
@@ -146,11 +145,11 @@ def corpus_pairs(
 ) -> dict[str, list[tuple[str, str]]]:  # "train" and "val" pairs
     "A user's corpus as a run reads it: training pairs, and validation pairs read from `val` or held out."
     if val is not None and val_size is not None:
-        raise ValueError(
+        raise InputError(
             "Give either a validation set (--val) or a number of pairs to hold out (--val-size), not both."
         )
     if not (pairs := read_pairs(train)):
-        raise ValueError(f"{', '.join(map(str, train))}: no sentence pairs to train on.")
+        raise DataError(f"{', '.join(map(str, train))}: no sentence pairs to train on.")
     return (
         dict(zip(("train", "val"), hold_out(pairs, val_size)))
         if val is None
@@ -166,7 +165,7 @@ def new_corpus_recipe(
     named = file_languages(train) or (None, None)
     src, tgt = given.get("src_lang") or named[0], given.get("tgt_lang") or named[1]
     if not (src and tgt):
-        raise ValueError(
+        raise InputError(
             "Say which languages the corpus holds: --src-lang and --tgt-lang (in Python, recipe=corpus_recipe(src, tgt)); "
             "the files' names do not, as train.en.gz and train.de.gz would."
         )

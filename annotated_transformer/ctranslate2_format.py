@@ -15,6 +15,7 @@ from pathlib import Path
 import torch
 from torch import nn
 
+from .errors import InputError, optional_import
 from .fast_decoding import BeamSearch
 from .native_format import files_sha256, read_description, write_description
 from .recipe import saved_vocabularies
@@ -44,15 +45,9 @@ def _positions(encoding: nn.Module, max_len: int):  # (max_len, d_model)
 # %% ../nbs/10a_export.ipynb #bdaf503f
 def _ctranslate2():
     "The ctranslate2 package, imported on first use: it is an optional extra."
-    try:
-        import ctranslate2
-        import ctranslate2.converters
-        import ctranslate2.specs.transformer_spec
-    except ImportError:
-        raise ImportError(
-            'CTranslate2 is not installed here: pip install "annotated-transformer[ctranslate2]".'
-        ) from None
-    return ctranslate2
+    for part in ("converters", "specs.transformer_spec"):  # what this notebook uses of it
+        optional_import(f"ctranslate2.{part}", "annotated-transformer[ctranslate2]")
+    return optional_import("ctranslate2", "annotated-transformer[ctranslate2]")
 
 
 def ctranslate2_spec(translator: Translator):  # a ctranslate2.specs.TransformerSpec
@@ -60,7 +55,7 @@ def ctranslate2_spec(translator: Translator):  # a ctranslate2.specs.Transformer
     transformer_spec = _ctranslate2().specs.transformer_spec
     model, c = translator.model, translator.model.config
     if (c.d_k or c.d_model // c.h) * c.h != c.d_model or (c.d_v or c.d_model // c.h) * c.h != c.d_model:
-        raise ValueError(f"CTranslate2 needs d_k = d_v = d_model / h; this model has d_k={c.d_k}, d_v={c.d_v}.")
+        raise InputError(f"CTranslate2 needs d_k = d_v = d_model / h; this model has d_k={c.d_k}, d_v={c.d_v}.")
     spec = transformer_spec.TransformerSpec.from_config(
         (c.N, c.N), c.h, pre_norm=c.norm_first, no_final_norm=not c.norm_first
     )
@@ -132,7 +127,7 @@ def export_ctranslate2(
 ) -> Path:  # `out`
     "Convert `translator` for CTranslate2: its model.bin and vocabularies, with our tokenizers' files and a README."
     if quantization not in (None, *QUANTIZATIONS):
-        raise ValueError(f"quantization must be one of {QUANTIZATIONS}, not {quantization!r}.")
+        raise InputError(f"quantization must be one of {QUANTIZATIONS}, not {quantization!r}.")
     out = Path(out)
 
     class Converter(_ctranslate2().converters.Converter):  # CTranslate2's checks and writer, our spec

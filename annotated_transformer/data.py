@@ -6,9 +6,9 @@ Docs: https://annotated-transformer.github.io/annotated-transformer/data.html.md
 
 # %% auto #0
 __all__ = ['BYTE_ORDER_MARK', 'MULTI30K_URL', 'MULTI30K_SPLITS', 'MULTI30K_SHA256', 'normalized', 'Tokenizer', 'Vocab',
-           'cache_dir', 'sha256', 'verify', 'DownloadError', 'download', 'multi30k_ways', 'find_corpus_file',
-           'multi30k_dir', 'read_lines', 'read_parallel', 'check_split', 'load_multi30k', 'encode_pairs', 'train_bpe',
-           'BPETokenizer', 'TokenBudgetSampler', 'padding_fraction', 'collate', 'batch_loader']
+           'cache_dir', 'sha256', 'verify', 'download', 'multi30k_ways', 'find_corpus_file', 'multi30k_dir',
+           'read_lines', 'read_parallel', 'check_split', 'load_multi30k', 'encode_pairs', 'train_bpe', 'BPETokenizer',
+           'TokenBudgetSampler', 'padding_fraction', 'collate', 'batch_loader']
 
 # %% ../nbs/07_data.ipynb #83c87288
 import gzip
@@ -34,6 +34,7 @@ from torch.nn.utils.rnn import pad_sequence
 from torch.utils.data import DataLoader, Sampler
 from tqdm.auto import tqdm
 
+from .errors import DataError, DownloadError, InputError, needs_packages
 from .training import BOS, EOS, PAD, SPECIALS, UNK, Batch
 
 # %% ../nbs/07_data.ipynb #0de0f595
@@ -56,7 +57,8 @@ class Tokenizer:
         lang: str,  # a language code spaCy knows, e.g. "de" or "en"
     ):
         self.lang = lang
-        self.nlp = spacy.blank(lang)
+        with needs_packages(f"spaCy's tokenizer for {lang!r}", "install the package it names, or use BPE"):
+            self.nlp = spacy.blank(lang)
         self.moses = MosesDetokenizer(lang=lang)
 
     def __call__(self, text: str) -> list[str]:
@@ -87,12 +89,12 @@ class Vocab:
         itos: Sequence[str],  # the tokens in id order, starting with SPECIALS
     ):
         if tuple(itos[: len(SPECIALS)]) != SPECIALS:
-            raise ValueError(
+            raise DataError(
                 f"A vocabulary must start with {SPECIALS}, in that order; this one starts with {tuple(itos[:4])}."
             )
         if len(set(itos)) != len(itos):
             duplicates = sorted(t for t, n in Counter(itos).items() if n > 1)
-            raise ValueError(f"A vocabulary lists each token once; these appear more often: {duplicates[:10]}")
+            raise DataError(f"A vocabulary lists each token once; these appear more often: {duplicates[:10]}")
         self.itos = list(itos)
         self.stoi = {t: i for i, t in enumerate(self.itos)}
 
@@ -162,16 +164,12 @@ def sha256(path: str | Path) -> str:
 def verify(path: Path, expected: str):
     "Raise if `path` does not have the SHA-256 sum `expected`."
     if (actual := sha256(path)) != expected:
-        raise ValueError(
+        raise DataError(
             f"Checksum mismatch for {path}: SHA-256 is {actual}, expected {expected}. "
             "The file is damaged or not the published one; delete it and download it again."
         )
 
 # %% ../nbs/07_data.ipynb #469eb870
-class DownloadError(OSError):
-    "A file could not be fetched: no network, an address that does not answer, or no such file there."
-
-
 def download(
     url: str,  # what to fetch
     path: str | Path,  # where to keep it
@@ -259,7 +257,7 @@ def read_lines(
     try:
         data = gzip.decompress(path.read_bytes()) if path.suffix == ".gz" else path.read_bytes()
     except (gzip.BadGzipFile, EOFError, zlib.error) as e:  # a truncated or damaged archive
-        raise ValueError(
+        raise DataError(
             f"{path} is not a readable gzip file ({e or type(e).__name__}): fetch or copy it again."
         ) from None
     raw_lines = data.removeprefix(BYTE_ORDER_MARK.encode()).split(b"\n")  # some editors start a file with one
@@ -270,7 +268,7 @@ def read_lines(
         try:
             line = raw.decode("utf-8").rstrip("\r")
         except UnicodeDecodeError as e:
-            raise ValueError(
+            raise DataError(
                 f"{path}, line {number}, column {e.start + 1}: byte {raw[e.start]:#04x} is not valid UTF-8. "
                 "Corpora are read as UTF-8: re-encode the file, or fetch a fresh copy."
             ) from None
@@ -278,7 +276,7 @@ def read_lines(
             empty.append(number)
         lines.append(line)
     if empty and not allow_empty:
-        raise ValueError(
+        raise DataError(
             f"{path} has {len(empty)} empty line(s), at line number(s) {_numbers(empty)}. Every line must "
             "hold one sentence, and line i of each language must translate line i of the other."
         )
@@ -306,7 +304,7 @@ def read_parallel(
         longer, n_short, n_long = (
             (src_path, len(tgt), len(src)) if len(src) > len(tgt) else (tgt_path, len(src), len(tgt))
         )
-        raise ValueError(
+        raise DataError(
             f"{src_path} has {len(src)} lines but {tgt_path} has {len(tgt)}: lines {n_short + 1} to {n_long} "
             f"of {longer} have no partner. The two files must be line-aligned translations."
         )
@@ -316,7 +314,7 @@ def read_parallel(
 def check_split(split: str, splits: Collection[str], corpus: str):
     "Refuse a split `corpus` does not have, naming the ones it has."
     if split not in splits:
-        raise ValueError(f"Unknown {corpus} split {split!r}; choose one of {list(splits)}.")
+        raise InputError(f"Unknown {corpus} split {split!r}; choose one of {list(splits)}.")
 
 
 def load_multi30k(
@@ -371,7 +369,7 @@ def train_bpe(
             **specials,
         )
     except RuntimeError as e:
-        raise ValueError(
+        raise DataError(
             f"Could not learn {vocab_size:,} BPE pieces from these texts ({e}). "
             "Ask for a smaller vocab_size, or give more text."
         ) from e
@@ -418,10 +416,10 @@ class TokenBudgetSampler(Sampler):
         seed: int = 0,  # with the epoch, determines the batches
     ):
         if len(src_lengths) != len(tgt_lengths):
-            raise ValueError("src_lengths and tgt_lengths must have one entry per pair.")
+            raise InputError("src_lengths and tgt_lengths must have one entry per pair.")
         self.lengths = [max(s, t) for s, t in zip(src_lengths, tgt_lengths)]
         if self.lengths and max(self.lengths) > max_tokens:
-            raise ValueError(
+            raise InputError(
                 f"max_tokens={max_tokens} is smaller than the longest sentence ({max(self.lengths)} tokens): "
                 "raise max_tokens, or drop long sentences with a smaller max_len."
             )

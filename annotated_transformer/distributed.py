@@ -23,6 +23,7 @@ from torch.nn.parallel import DistributedDataParallel
 from torch.utils.data import DataLoader, Sampler
 
 from .data import TokenBudgetSampler
+from .errors import InputError
 from .trainer import SINGLE, Processes
 
 # %% ../nbs/11_distributed.ipynb #c36defd9
@@ -185,7 +186,7 @@ def launch(
 ):
     "Run `fn` in `world_size` new processes that train together, and wait for them."
     if not _importable(fn):
-        raise ValueError(
+        raise InputError(
             f"{getattr(fn, '__name__', fn)!r} is defined in __main__ (a notebook or a script) or inside a function, "
             "where new processes cannot import it: define it in a module, or launch the script with torchrun."
         )

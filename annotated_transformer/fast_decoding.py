@@ -18,6 +18,7 @@ from torch import Tensor
 
 from .attention import MultiHeadedAttention, subsequent_mask
 from .decoding import MAX_EXTRA, length_penalty
+from .errors import InputError
 from .model import DecoderLayer, EncoderDecoder
 from .training import BOS, EOS, PAD, UNK
 
@@ -160,7 +161,7 @@ def search_steps(
 # %% ../nbs/05c_fast_decoding.ipynb #63ac60b3
 def _check_vocab(vocab: int, beam: int):
     if vocab < 2 * beam:
-        raise ValueError(f"A beam of {beam} needs a vocabulary of at least {2 * beam} tokens; this one has {vocab}.")
+        raise InputError(f"A beam of {beam} needs a vocabulary of at least {2 * beam} tokens; this one has {vocab}.")
 
 # %% ../nbs/05c_fast_decoding.ipynb #a02ad63b
 class Extensions(NamedTuple):
@@ -222,13 +223,13 @@ class BeamSearch:
 
     def __post_init__(self):
         if self.beam < 1:
-            raise ValueError(f"The beam size must be 1 (greedy) or more, not {self.beam}.")
+            raise InputError(f"The beam size must be 1 (greedy) or more, not {self.beam}.")
         if not 0 <= self.alpha <= MAX_ALPHA:  # NaN fails too
-            raise ValueError(
+            raise InputError(
                 f"The length penalty α must be 0 or more, and finite (at most {MAX_ALPHA}), not {self.alpha}."
             )
         if self.max_extra < 0:
-            raise ValueError(f"max_extra must be 0 or more, not {self.max_extra}.")
+            raise InputError(f"max_extra must be 0 or more, not {self.max_extra}.")
 
     def __call__(self, model: EncoderDecoder, src: Tensor, src_mask: Tensor) -> Tensor:  # (batch, T) ids from <s>
         settings = dict(alpha=self.alpha, max_extra=self.max_extra, incremental=self.incremental)

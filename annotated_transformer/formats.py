@@ -18,6 +18,7 @@ import torch
 
 from .checkpoints import read_checkpoint
 from .ctranslate2_format import CTRANSLATE2
+from .errors import InputError, ModelFileError
 from .fast_decoding import MAX_ALPHA, BeamSearch
 from .onnx_format import ONNX
 from .recipe import Recipe
@@ -84,11 +85,11 @@ def _exported_files(out: Path) -> set[str] | None:
 def _check_out(out: Path):
     "Refuse an `out` that holds files no export wrote (a user's own README.md or config.json would be replaced)."
     if out.exists() and not out.is_dir():
-        raise ValueError(f"{out} is a file: give --out a directory (new, empty, or one an export wrote).")
+        raise InputError(f"{out} is a file: give --out a directory (new, empty, or one an export wrote).")
     if not (above := next(p for p in out.absolute().parents if p.exists())).is_dir():  # the nearest that exists
-        raise ValueError(f"{out} cannot be made: {above} is a file. Give --out a directory.")
+        raise InputError(f"{out} cannot be made: {above} is a file. Give --out a directory.")
     if (files := sorted(p.name for p in out.iterdir()) if out.is_dir() else []) and _exported_files(out) is None:
-        raise ValueError(
+        raise InputError(
             f"{out} holds files no export wrote ({', '.join(files[:5])}): export into a new or empty directory."
         )
 
@@ -114,10 +115,10 @@ def export(
 ) -> Path:  # `out`
     "Write `translator` in one of the `FORMATS`: into a new directory, moved to `out` once it is whole."
     if format not in FORMATS:
-        raise ValueError(f"format must be one of {tuple(FORMATS)}, not {format!r}.")
+        raise InputError(f"format must be one of {tuple(FORMATS)}, not {format!r}.")
     if quantization and not FORMATS[format].quantizations:
         quantized = " or ".join(f.name for f in FORMATS.values() if f.quantizations)
-        raise ValueError(f"Quantization is for --format {quantized}; a {format} directory keeps float32 weights.")
+        raise InputError(f"Quantization is for --format {quantized}; a {format} directory keeps float32 weights.")
     out = Path(out)
     _check_out(out)
     at = out if out.is_dir() else out.absolute().parent  # on the file system of `out`: moved by renaming
@@ -153,7 +154,9 @@ def model_alpha(
     "The length penalty α a saved model translates with by default: its recipe's, chosen on validation; else the paper's."
     alpha = _recipe_of(Path(path)).get("alpha", Recipe.alpha)
     if not isinstance(alpha, int | float) or not 0 <= alpha <= MAX_ALPHA:
-        raise ValueError(f"{path} records α = {alpha!r}, which is no length penalty: it was altered. Copy it again.")
+        raise ModelFileError(
+            f"{path} records α = {alpha!r}, which is no length penalty: it was altered. Copy it again."
+        )
     return alpha
 
 

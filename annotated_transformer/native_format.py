@@ -20,6 +20,7 @@ import torch
 
 from .checkpoints import Checkpoint, write_atomically
 from .data import sha256
+from .errors import ModelFileError
 from .recipe import vocabulary_data
 
 # %% ../nbs/08c_model_directory.ipynb #53e2146d
@@ -115,25 +116,27 @@ def read_description(
             f"{path} holds no {name}: it is not a model directory (`annotated-transformer export` writes one)."
         ) from None
     except (ValueError, UnicodeDecodeError) as e:
-        raise ValueError(f"{path / name} is not valid JSON ({e}): it was altered or cut short.") from None
+        raise ModelFileError(f"{path / name} is not valid JSON ({e}): it was altered or cut short.") from None
     if not isinstance(config, dict) or config.get("format") != format:
         found = config.get("format") if isinstance(config, dict) else None
-        raise ValueError(f"{path} is a model directory of format {found!r}; this version reads {format!r}.")
+        raise ModelFileError(f"{path} is a model directory of format {found!r}; this version reads {format!r}.")
     if missing := [key for key in ("model", "vocabs", "langs", *(["files"] if files else [])) if key not in config]:
-        raise ValueError(
+        raise ModelFileError(
             f"{path / name} lacks {', '.join(missing)}: it was cut short or altered. Copy the directory again."
         )
     if "sha256" in config and config["sha256"] != description_sha256(config):  # (version 0.4's directories have none)
-        raise ValueError(
+        raise ModelFileError(
             f"{path / name} was changed after it was written (its checksum no longer matches), so its model would not "
             "be the one trained: copy the directory again, or export it anew."
         )
     bpe = dict(bpe=(path / "bpe.model").read_bytes()) if config.get("vocabulary") == "bpe" else {}
     if bpe and config.get("bpe_sha256") not in (None, hashlib.sha256(bpe["bpe"]).hexdigest()):
-        raise ValueError(f"{path / 'bpe.model'} is not the one the model was written with: copy the directory again.")
+        raise ModelFileError(
+            f"{path / 'bpe.model'} is not the one the model was written with: copy the directory again."
+        )
     for file, digest in config.get("files", {}).items():  # a format's own files, as `files_sha256` listed them
         if not (path / file).is_file() or sha256(path / file) != digest:
-            raise ValueError(
+            raise ModelFileError(
                 f"{path / file} is missing or is not the file the model was written with (its checksum in {name}): "
                 "copy the directory again, or export it anew."
             )
@@ -156,7 +159,7 @@ def read_pretrained(
     config = read_description(path)
     weights = path / "model.safetensors"
     if not weights.is_file() or sha256(weights) != config.get("weights_sha256"):
-        raise ValueError(
+        raise ModelFileError(
             f"{weights} is missing or damaged (its checksum is not the one in config.json): copy the directory again."
         )
     state = safetensors.torch.load_file(weights)

@@ -30,6 +30,7 @@ from torch import nn
 from .attention import padding_mask, subsequent_mask
 from .checkpoints import write_atomically
 from .data import _REJOIN, Tokenizer, sha256
+from .errors import InputError, ModelFileError, optional_import
 from .fast_decoding import BeamSearch, search_steps
 from .model import EncoderDecoder
 from .native_format import files_sha256, read_description, write_description
@@ -232,11 +233,10 @@ The website's "Try it" page runs these files with onnxruntime-web; `text.json` h
 
 def _quantize(path: Path):
     "Replace the graph at `path` by one with 8-bit weights."
-    from onnxruntime.quantization import QuantType, quantize_dynamic
-
+    quantization = optional_import("onnxruntime.quantization", "annotated-transformer[onnx]")
     logging.disable(logging.WARNING)  # its advice to pre-process the graph, which changes nothing here
     try:
-        quantize_dynamic(path, path.with_suffix(".int8"), weight_type=QuantType.QInt8)
+        quantization.quantize_dynamic(path, path.with_suffix(".int8"), weight_type=quantization.QuantType.QInt8)
     finally:
         logging.disable(logging.NOTSET)
     path.with_suffix(".int8").replace(path)
@@ -263,11 +263,11 @@ def export_onnx(
 ) -> Path:  # `out`
     "Write `translator` as ONNX graphs of the encoder and of one decoder step, with every attention weight among their outputs."
     if quantization not in (None, *ONNX_QUANTIZATIONS):
-        raise ValueError(
+        raise InputError(
             f"quantization for ONNX must be one of {ONNX_QUANTIZATIONS} or none (float32), not {quantization!r}."
         )
     if not isinstance(translator.src_tok, Tokenizer):
-        raise ValueError(
+        raise InputError(
             "ONNX export is for word vocabularies (spaCy's tokenizers, which the browser follows); this model's is BPE."
         )
     out, model = Path(out), _web_model(translator.model)
@@ -317,15 +317,14 @@ class OnnxTranslator(BaseTranslator):
         device: torch.device | str = "cpu",  # onnxruntime's CPU package: the CPU alone
         threads: int = 0,  # CPU threads for one translation; 0: onnxruntime's default
     ):
-        import onnxruntime
-
+        onnxruntime = optional_import("onnxruntime", "annotated-transformer[onnx]")
         if torch.device(device).type != "cpu":
-            raise ValueError(f"An ONNX directory runs on the CPU here (onnxruntime's CPU package), not on {device}.")
+            raise InputError(f"An ONNX directory runs on the CPU here (onnxruntime's CPU package), not on {device}.")
         path, options = Path(path), onnxruntime.SessionOptions()
         config = read_description(path, format=ONNX_FORMAT, files=True)
         for name, graph in config["graphs"].items():
             if not (path / name).is_file() or sha256(path / name) != graph["sha256"]:
-                raise ValueError(
+                raise ModelFileError(
                     f"{path / name} is missing or damaged (not the checksum in config.json): copy the directory again."
                 )
         search = BeamSearch(beam, alpha, allow_unk=allow_unk)

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import torch
 
 from .data import BPETokenizer, Tokenizer, Vocab, encode_pairs, train_bpe
+from .errors import InputError
 from .fast_decoding import MAX_ALPHA
 from .model import EncoderDecoder, TransformerConfig, build_model
 from .trainer import BudgetSchedule
@@ -58,7 +59,7 @@ class Recipe:
     def __post_init__(self):
         for name, allowed in [("vocabulary", VOCABULARIES), ("schedule", SCHEDULES)]:
             if getattr(self, name) not in allowed:
-                raise ValueError(f"{name} must be one of {allowed}, not {getattr(self, name)!r}.")
+                raise InputError(f"{name} must be one of {allowed}, not {getattr(self, name)!r}.")
         for name, allowed, ok in [  # every number, and what it may be (NaN fails every comparison)
             ("N", "at least 1", self.N >= 1),
             ("d_model", "even and at least 2", self.d_model >= 2 and self.d_model % 2 == 0),
@@ -82,15 +83,15 @@ class Recipe:
             ("alpha", f"from 0 to {MAX_ALPHA}", 0 <= self.alpha <= MAX_ALPHA),
         ]:
             if not ok:
-                raise ValueError(f"{name} must be {allowed}, not {getattr(self, name)!r}.")
+                raise InputError(f"{name} must be {allowed}, not {getattr(self, name)!r}.")
         if self.epochs == 0 and self.steps == 0:
-            raise ValueError("Say when to stop: epochs, steps or both must be positive.")
+            raise InputError("Say when to stop: epochs, steps or both must be positive.")
         if self.cooldown and self.schedule == "budget":
-            raise ValueError(
+            raise InputError(
                 "The budget schedule falls to 0 at the run's end by itself: give no cooldown (--cooldown 0)."
             )
         if self.cooldown and self.minutes:
-            raise ValueError(
+            raise InputError(
                 "A cooldown is counted back from the end that epochs or steps set, and a time budget (minutes) may end "
                 "the run before the rate has fallen: with a cooldown, give minutes=0 (--minutes 0)."
             )
@@ -109,7 +110,7 @@ def autocast_dtype(
 ) -> torch.dtype | None:  # the dtype for the `Trainer`'s `autocast`; None: full precision
     "bfloat16 for 'bf16', and for 'auto' where the device computes in it natively; else None."
     if precision not in PRECISIONS:
-        raise ValueError(f"precision must be one of {PRECISIONS}, not {precision!r}.")
+        raise InputError(f"precision must be one of {PRECISIONS}, not {precision!r}.")
     if precision == "auto":
         native = (
             torch.cuda.is_bf16_supported() if device.type == "cuda" else torch.ops.mkldnn._is_mkldnn_bf16_supported()
@@ -132,15 +133,15 @@ def named_device(
     try:
         device = torch.device(name)
     except RuntimeError:
-        raise ValueError(f"--device {name!r} is not a device; give one such as cpu, cuda or cuda:1.") from None
+        raise InputError(f"--device {name!r} is not a device; give one such as cpu, cuda or cuda:1.") from None
     if device.type not in ("cpu", "cuda", "mps"):
-        raise ValueError(f"--device {name}: give cpu, cuda or mps, not {device.type}.")
+        raise InputError(f"--device {name}: give cpu, cuda or mps, not {device.type}.")
     if device.type == "mps" and not torch.backends.mps.is_available():
-        raise ValueError(f"--device {name}: this machine has no Apple GPU (MPS); use --device cpu.")
+        raise InputError(f"--device {name}: this machine has no Apple GPU (MPS); use --device cpu.")
     if device.type == "cuda" and not torch.cuda.is_available():
-        raise ValueError(f"--device {name}: this machine has no CUDA GPU (or PyTorch lacks CUDA); use --device cpu.")
+        raise InputError(f"--device {name}: this machine has no CUDA GPU (or PyTorch lacks CUDA); use --device cpu.")
     if device.type == "cuda" and (device.index or 0) >= torch.cuda.device_count():
-        raise ValueError(f"--device {name}: this machine has {torch.cuda.device_count()} GPU(s), numbered from 0.")
+        raise InputError(f"--device {name}: this machine has {torch.cuda.device_count()} GPU(s), numbered from 0.")
     return device
 
 # %% ../nbs/08a_recipe.ipynb #117934cf

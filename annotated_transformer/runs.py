@@ -42,6 +42,7 @@ from annotated_transformer.checkpoints import (
 )
 from .cpu import use_cpu_speedups
 from .data import PAD, batch_loader
+from .errors import DataError, InputError, ModelFileError
 from .model import EncoderDecoder
 from annotated_transformer.recipe import (
     ParallelData,
@@ -94,7 +95,7 @@ def check_work_left(
 ):
     "Refuse to resume a run that its recipe has already ended: it would train nothing. The message names the option that extends it."
     if recipe.schedule == "budget" and state["step"] >= schedule.get("end", math.inf):  # no option extends it
-        raise ValueError(
+        raise InputError(
             f"The run in {out} would train nothing: its schedule has brought the learning rate down to 0 at the end it "
             "planned, and more updates would be made at that rate. Start a new run with the --minutes or --epochs you want."
         )
@@ -113,7 +114,7 @@ def check_work_left(
         ),
     ]
     if reasons := [reason for done, reason in ended if done]:
-        raise ValueError(f"The run in {out} would train nothing: {'; '.join(reasons)}.")
+        raise InputError(f"The run in {out} would train nothing: {'; '.join(reasons)}.")
 
 # %% ../nbs/08b_runs.ipynb #aa0c65c0
 # what a resumed run may change: how long it trains, how often it keeps weights, the α it translates with
@@ -143,7 +144,7 @@ def run_recipe(
             "through the link, outside its directory. Remove the link, or choose another --out."
         )
     if start_over and resume:
-        raise ValueError("Resume the run in --out, or start over there: not both.")
+        raise InputError("Resume the run in --out, or start over there: not both.")
     held = run_files(out) if any(p.suffix == ".pt" for p in run_files(out)) else []  # no checkpoint: nothing to lose
     if not (resume or start_over) and held:
         raise FileExistsError(
@@ -152,7 +153,7 @@ def run_recipe(
         )
     if not resume:
         if recipe is None:
-            raise ValueError("A new run needs a recipe.")
+            raise InputError("A new run needs a recipe.")
         return recipe, None
     if not last.exists():
         raise FileNotFoundError(
@@ -167,7 +168,7 @@ def run_recipe(
         if recipe and f.name not in RESUMABLE and getattr(recipe, f.name) != getattr(trained, f.name)
     ]
     if changed:
-        raise ValueError(
+        raise InputError(
             f"The run in {out} was trained with {', '.join(changed)}. A resumed run can change "
             f"only {', '.join(RESUMABLE)}; keep the rest as it was, or start a new run elsewhere."
         )
@@ -262,7 +263,7 @@ def _metric_lines(path: Path) -> list[str]:
         except (ValueError, KeyError, TypeError):
             if n == len(lines):
                 return lines[:-1]
-            raise ValueError(
+            raise ModelFileError(
                 f"{path}, line {n}, is not a metrics line ({line[:40]!r}): delete that line, then resume."
             ) from None
     return lines
@@ -346,9 +347,9 @@ def _check_pairs(pairs: dict[str, list[tuple[str, str]]], digest: str, saved: di
     "Refuse, before any work, empty training or validation data, or other data than a resumed run was trained on."
     for split, split_pairs in pairs.items():
         if not split_pairs:
-            raise ValueError(f"The {split} split holds no sentence pairs: its files are empty. Check the data given.")
+            raise DataError(f"The {split} split holds no sentence pairs: its files are empty. Check the data given.")
     if saved and saved.get("pairs_sha256", digest) != digest:  # (checkpoints of older versions record none)
-        raise ValueError(
+        raise DataError(
             "This run was trained on other sentence pairs than the ones found now: resume it with the data it was "
             "trained on (the same --data-dir; or --train, --val and --val-size), or start a new run elsewhere."
         )
@@ -378,9 +379,7 @@ def run_data(
     learned = vocabulary_data(*learn_vocabularies(recipe, pairs["train"])) if processes.is_main and not saved else None
     data = prepare_data(recipe, pairs, saved or processes.broadcast(learned))  # one vocabulary for all processes
     if not data.splits["train"][0]:
-        raise ValueError(
-            f"All {data.dropped} training pairs are longer than max_len={recipe.max_len}: raise --max-len."
-        )
+        raise DataError(f"All {data.dropped} training pairs are longer than max_len={recipe.max_len}: raise --max-len.")
     return data, digest
 
 # %% ../nbs/08b_runs.ipynb #5358aaec

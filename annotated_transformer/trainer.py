@@ -23,6 +23,7 @@ import torch
 from torch import Tensor, nn
 from tqdm.auto import tqdm
 
+from .errors import DataError, InputError
 from .model import EncoderDecoder
 from .training import Batch, batch_loss, update
 
@@ -165,9 +166,9 @@ class BudgetSchedule(torch.optim.lr_scheduler.LRScheduler):
         most: int | None = None,  # the updates the run's epochs or steps allow; None: no limit
     ):
         if per_epoch < 1:
-            raise ValueError(f"A budget is planned in epochs of at least one update, not {per_epoch}: lower accum.")
+            raise InputError(f"A budget is planned in epochs of at least one update, not {per_epoch}: lower accum.")
         if not (minutes or most):
-            raise ValueError("A plan needs an end: give a time budget (minutes) or the updates the run allows (most).")
+            raise InputError("A plan needs an end: give a time budget (minutes) or the updates the run allows (most).")
         self.peak, self.budget_s, self.per_epoch, self.warmup, self.most = peak, minutes * 60, per_epoch, warmup, most
         self.end = most or per_epoch  # the planned number of updates; `plan` revises it from the pace
         self.fall = None  # (update, rate): where the fall to 0 at `end` starts, once a revision has moved it
@@ -243,7 +244,7 @@ class Trainer:
     ) -> pd.DataFrame:  # one row per update: step, epoch, loss per token, lr, tokens, tokens_per_s, elapsed_s
         "Train from `state` for `epochs` or `steps` (fewer epochs if `minutes` say so)."
         if not (epochs or steps):
-            raise ValueError("Say how long to train: give epochs, steps, or both.")
+            raise InputError("Say how long to train: give epochs, steps, or both.")
         self.state, self.epochs, self.steps, self.minutes = state or TrainState(), epochs, steps, minutes
         self.elapsed0 = self.state.records[-1]["elapsed_s"] if self.state.records else 0.0  # before a resume
         self.start = self.last = time.perf_counter()
@@ -311,7 +312,7 @@ class Trainer:
         "Count the epoch, drop an incomplete accumulation, call the hooks, and check the time budget."
         st = self.state
         if st.batch_in_epoch == 0:
-            raise ValueError(f"Epoch {st.epoch} has no batches: there is nothing to train on.")
+            raise DataError(f"Epoch {st.epoch} has no batches: there is nothing to train on.")
         self.optimizer.zero_grad(set_to_none=True)  # an incomplete last accumulation is dropped, not carried over
         st.epoch, st.batch_in_epoch = st.epoch + 1, 0
         self.call("after_epoch")

@@ -23,6 +23,7 @@ from tqdm.auto import tqdm
 from .checkpoints import read_checkpoint
 from .data import BOS, EOS, BPETokenizer, TokenBudgetSampler, Tokenizer, Vocab, collate
 from .decoding import MAX_EXTRA
+from .errors import DataError, InputError, ModelFileError
 from .fast_decoding import BeamSearch
 from .model import EncoderDecoder, TransformerConfig, build_model
 from .native_format import PRETRAINED_FORMAT, read_pretrained, save_pretrained
@@ -37,20 +38,22 @@ def checked_model(
     "The model of a translation checkpoint, after checking its configuration, weights and vocabularies fit one another."
     missing = [k for k in ("model", "config", "vocabs", "langs") if not saved.get(k)]
     if missing:
-        raise ValueError(f"{path} lacks {missing}: it is not a checkpoint of a translation model.")
+        raise ModelFileError(f"{path} lacks {missing}: it is not a checkpoint of a translation model.")
     try:
         config = TransformerConfig(**saved["config"])
         with torch.device("meta"):  # shapes without memory: an absurd configuration allocates nothing
             expected = {k: tuple(v.shape) for k, v in build_model(config).state_dict().items()}
     except (TypeError, ValueError) as e:
-        raise ValueError(f"{path} holds a model configuration that is not valid: {e}") from None
+        raise ModelFileError(f"{path} holds a model configuration that is not valid: {e}") from None
     found = {k: tuple(v.shape) for k, v in saved["model"].items()}
     if found != expected:
         wrong = sorted(set(found) ^ set(expected)) or [k for k in expected if found[k] != expected[k]]
-        raise ValueError(f"{path} holds weights that do not fit its configuration (first: {wrong[0]}): it was altered.")
+        raise ModelFileError(
+            f"{path} holds weights that do not fit its configuration (first: {wrong[0]}): it was altered."
+        )
     sizes = {side: len(saved["vocabs"][side]) for side in ("src", "tgt")}
     if (sizes["src"], sizes["tgt"]) != (config.src_vocab, config.tgt_vocab):
-        raise ValueError(
+        raise ModelFileError(
             f"{path} holds vocabularies of {sizes['src']} and {sizes['tgt']} tokens for a model of "
             f"{config.src_vocab} and {config.tgt_vocab}: it was altered."
         )
@@ -89,7 +92,7 @@ class BaseTranslator:
     def save_pretrained(self, out: str | Path) -> Path:  # `out`
         "Copy the directory this translator was opened from (`self.path`) into `out`, a new directory."
         if Path(out).exists():
-            raise ValueError(f"{out} exists: save into a new directory.")
+            raise InputError(f"{out} exists: save into a new directory.")
         return Path(shutil.copytree(self.path, out))
 
     def searching(self, beam: int | None = None, alpha: float | None = None, allow_unk: bool | None = None) -> Search:
@@ -122,7 +125,7 @@ class BaseTranslator:
     ) -> list[list[int]]:  # indices into `ids`, a list per batch
         "The encoded sentences that hold a token, grouped by length (in length order), after checking the model can take each."
         if too_long := self.too_long(ids):
-            raise ValueError(
+            raise InputError(
                 f"Sentence(s) {[i + 1 for i in too_long[:10]]} are too long for this model ({self.max_len} "
                 "positions, including 50 for the output to grow): split them into shorter sentences."
             )
@@ -199,7 +202,7 @@ class Translator(BaseTranslator):
         try:
             text = saved_vocabularies(saved)
         except (RuntimeError, ValueError, KeyError, TypeError, OSError) as e:  # sentencepiece says RuntimeError
-            raise ValueError(
+            raise ModelFileError(
                 f"{path} holds tokenizers or vocabularies that cannot be loaded ({e}): it was altered."
             ) from None
         return cls(model, *text, search=search)
@@ -233,7 +236,7 @@ def bleu_scores(
 ) -> dict:
     "sacreBLEU (with its signature), and BLEU on lowercased spaCy tokens as older tutorials reported it."
     if len(hypotheses) != len(references):
-        raise ValueError(f"{len(hypotheses)} hypotheses for {len(references)} references.")
+        raise InputError(f"{len(hypotheses)} hypotheses for {len(references)} references.")
     sacre = sacrebleu.BLEU()
     score = sacre.corpus_score(hypotheses, [references])
     tokenized = sacrebleu.BLEU(tokenize="none", lowercase=True, force=True)
@@ -258,7 +261,7 @@ def evaluate_pairs(
 ) -> tuple[dict, pd.DataFrame]:  # the scores, and source / reference / hypothesis per sentence
     "Translate the sources and score the translations against the references."
     if not pairs:
-        raise ValueError("The test set holds no sentence pairs: there is nothing to score. Check the files given.")
+        raise DataError("The test set holds no sentence pairs: there is nothing to score. Check the files given.")
     sources, references = [s for s, _ in pairs], [t for _, t in pairs]
     start = time.perf_counter()
     hypotheses = translator.translate(sources, beam=beam, alpha=alpha, allow_unk=allow_unk, progress=progress)

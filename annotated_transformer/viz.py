@@ -23,6 +23,7 @@ from .model import EncoderDecoder
 
 if TYPE_CHECKING:
     import altair as alt  # imported where a chart is drawn
+from .errors import InputError
 
 # %% ../nbs/13_visualization.ipynb #207544de
 KINDS = {
@@ -85,7 +86,7 @@ def attention_chart(
     axes = [_axis_tokens(kind, src_tokens, tgt_tokens) for kind in kinds]
     for kind, (queries, keys) in zip(kinds, axes):
         if tuple(weights[kind].shape[2:]) != (len(queries), len(keys)):
-            raise ValueError(
+            raise InputError(
                 f"{kind}: {len(queries)} query and {len(keys)} key tokens for weights of shape {tuple(weights[kind].shape)}."
             )
     rows = [  # kind, layer, head, query position, key position, weight: one line per weight

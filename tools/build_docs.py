@@ -399,6 +399,9 @@ MOVED = {  # old name: (where it went, a note), for readers of older code; the m
     "browser.OnnxTranslator": ("onnx_format.OnnxTranslator", "the module `browser` became `onnx_format` and `formats`"),
     "translation.save_pretrained": ("native_format.save_pretrained", "the model directory has a module of its own"),
     "translation.read_pretrained": ("native_format.read_pretrained", ""),
+    "cli.report_errors": ("errors.report_errors", "with the kinds of error it tells apart"),
+    "cli.USER_ERRORS": ("errors.USER_ERRORS", "this package's errors and `OSError`, no longer any `ValueError`"),
+    "data.DownloadError": ("errors.DownloadError", ""),
     "cli.Corpus": ("corpus.Corpus", "it says where a corpus's data is: `data`, `new_recipe`"),
     "cli.CORPORA": ("corpus.CORPORA", "with `corpus`, your own parallel text"),
 }
