@@ -17,7 +17,7 @@ import sys
 import types
 import warnings
 
-_all_ = [  # what `from annotated_transformer import *` gives
+_all_ = [  # nbdev adds these to `__all__`: what `from annotated_transformer import *` gives
     "make_model",
     "TransformerConfig",
     "BeamSearch",
@@ -62,7 +62,9 @@ MOVED = {  # a module of 0.9: the modules of 0.10 its names went to (the old pat
 
 def moved_name(old: str, name: str):
     "`name` of 0.9's module `old` (e.g. `annotated_transformer.browser`), from where it went, with a DeprecationWarning."
-    for new in MOVED[old.rpartition(".")[2]] if not name.startswith("_") else ():  # (what tools probe: `__file__`)
+    if name.startswith("_"):  # a private or special name (tools probe `__file__`): never looked up where names went
+        raise AttributeError(f"module {old!r} has no attribute {name!r}")
+    for new in MOVED[old.rpartition(".")[2]]:
         module = importlib.import_module(f"{__name__}.{new}")
         if name in module.__all__:
             warnings.warn(

@@ -1,4 +1,4 @@
-"""A trained translator, out of this project: as a directory of safetensors and JSON that `Translator.from_pretrained` reads, and converted for CTranslate2, an inference engine that serves Transformers on CPUs and GPUs with fewer copies, fused kernels and 8-bit weights.
+"""A trained translator converted for CTranslate2, an inference engine that serves Transformers on CPUs and GPUs with fewer copies, fused kernels and 8-bit weights.
 
 Docs: https://annotated-transformer.github.io/annotated-transformer/export.html.md"""
 

@@ -58,7 +58,7 @@ def optional_import(
     name: str,  # the module, e.g. "onnxruntime.quantization"
     install: str,  # what to pip install, e.g. "annotated-transformer[onnx]"
 ) -> ModuleType:
-    "The optional module `name`; missing, a `MissingDependencyError` that says what to install."
+    "Import the optional module `name`; if it is not installed, raise a `MissingDependencyError` that says what to install."
     with needs_packages(name, f'pip install "{install}"'):
         return importlib.import_module(name)
 

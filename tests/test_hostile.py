@@ -1,12 +1,15 @@
-"""The command line under careless or hostile use, as a user meets it: each case in its own process, on a tiny run.
+"""The command line under careless or hostile use, as a user meets it, on a tiny run: each case through `cli.main` in
+this process, or in a process of its own where stdout is a file, the environment changes or a signal is sent.
 
 Every case must end in a clear one-line error or in correct behaviour, never in a traceback, and must leave the
 run's files as they were. The training-side cases (a second run in a locked directory, resuming with changes,
 recipe values out of range, a full disk while saving) are demonstrated in the notebooks; these are the ones a
 user reaches through the commands' input and output."""
 
+import contextlib
 import gzip
 import hashlib
+import io
 import json
 import os
 import pickle
@@ -17,10 +20,13 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from unittest.mock import patch
 
 import pytest
 import torch
 from corpora import write_multi30k_slice
+
+from annotated_transformer.cli import main
 
 pytestmark = pytest.mark.xdist_group("test_hostile")  # its module-scoped fixtures are built once, on one worker
 
@@ -29,8 +35,19 @@ TINY = "--N 1 --d-model 32 --d-ff 64 --h 2 --epochs 1 --no-progress".split()
 
 
 def cli(*args: str, **kwargs) -> subprocess.CompletedProcess:
-    "Run `python -m annotated_transformer.cli ARGS` and return what happened, whatever its status."
-    return subprocess.run([sys.executable, "-m", "annotated_transformer.cli", *args], cwd=ROOT, **kwargs)
+    """Run `annotated-transformer ARGS` and return what happened, whatever its status: through `main` in this process
+    where only stdin and the output matter (no torch to import again), else as `python -m annotated_transformer.cli`."""
+    if not kwargs.get("capture_output") or set(kwargs) - {"capture_output", "text", "input"}:
+        return subprocess.run([sys.executable, "-m", "annotated_transformer.cli", *args], cwd=ROOT, **kwargs)
+    out, err = io.StringIO(), io.StringIO()
+    stdin = io.TextIOWrapper(io.BytesIO(kwargs.get("input") or b""), encoding="utf-8")
+    with patch.object(sys, "stdin", stdin), contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            status = main(list(args))
+        except SystemExit as e:  # argparse's refusals
+            status = e.code
+    said = [out.getvalue(), err.getvalue()]
+    return subprocess.CompletedProcess(args, status, *(said if kwargs.get("text") else [s.encode() for s in said]))
 
 
 def digest(path: Path) -> str:
