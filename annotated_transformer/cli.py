@@ -395,7 +395,13 @@ def _score(args: argparse.Namespace, open_model: Callable[[], Translator]) -> tu
     corpus = CORPORA[args.corpus]
     split = args.split or corpus.splits[-1]
     check_split(split, corpus.splits, args.corpus)  # before the model is loaded
-    return corpus.evaluate(open_model(), split, args.data_dir, progress=True)
+    model, held = open_model(), {corpus.recipe.src_lang, corpus.recipe.tgt_lang}
+    if not {model.src_tok.lang, model.tgt_tok.lang} <= held:
+        raise InputError(
+            f"{args.corpus} holds {' and '.join(sorted(held))} text, and this model translates {model.src_tok.lang}→"
+            f"{model.tgt_tok.lang}: score it on your own files (--source, and --reference)."
+        )
+    return corpus.evaluate(model, split, args.data_dir, progress=True)
 
 
 def _evaluate(args: argparse.Namespace, device: torch.device | None):
@@ -409,10 +415,9 @@ def _evaluate(args: argparse.Namespace, device: torch.device | None):
     if args.json:
         print(json.dumps({k: v for k, v in scores.items() if k != "detail"}))
     else:
-        print(
-            f"{scores['split']}: sacreBLEU {scores['sacrebleu']:.2f}  ({scores['signature']})\n{scores['detail']}\n"
-            f"tokenized, lowercased BLEU (older tutorials' measure): {scores['tokenized_lowercase_bleu']:.2f}"
-        )
+        print(f"{scores['split']}: sacreBLEU {scores['sacrebleu']:.2f}  ({scores['signature']})\n{scores['detail']}")
+        if (tokenized := scores["tokenized_lowercase_bleu"]) is not None:  # None: spaCy has no tokenizer here for it
+            print(f"tokenized, lowercased BLEU (older tutorials' measure): {tokenized:.2f}")
 
 # %% ../nbs/14_cli.ipynb #d691e0a1
 def _export(args: argparse.Namespace, device: torch.device | None):

@@ -24,7 +24,7 @@ from unittest.mock import patch
 
 import pytest
 import torch
-from corpora import write_multi30k_slice
+from corpora import first_lines, write_multi30k_slice
 
 from annotated_transformer.cli import main
 
@@ -725,3 +725,46 @@ def test_an_export_over_an_earlier_one_replaces_its_files_only(run: Path, tmp_pa
     assert sorted(p.name for p in out.iterdir()) == sorted([p.name for p in alone.iterdir()] + ["notes.txt"])
     translated = cli("translate", "--model", str(out), "--beam", "1", input=b"Ein Hund.\n", capture_output=True)
     assert translated.returncode == 0 and translated.stdout.strip(), translated.stderr
+
+
+def _fake_japanese(sentence: str) -> str:
+    "A made-up target language written as Japanese is, without spaces: two kana a word, a full stop at the end."
+    kana = "あいうえおかきくけこさしすせそたちつてとなにぬねの"
+    return "".join(kana[sum(map(ord, w)) % len(kana)] + kana[len(w) % len(kana)] for w in sentence.split()) + "。"
+
+
+def test_a_model_into_japanese_is_scored_by_characters(tmp_path: Path, multi30k: Path):
+    """BLEU of a target written without spaces counts characters (13a would count a sentence as one word), and scoring
+    it needs no spaCy tokenizer for Japanese, which training it with BPE did not (on f908e24: an ImportError's
+    traceback); Multi30k holds no Japanese, and `evaluate` says so instead of asking for Multi30k's files."""
+    for split, n in (("train", 600), ("test_2016_flickr", 20)):
+        english = [" ".join(line.split()) for line in first_lines(multi30k, split, "en", n)]
+        (tmp_path / f"{split}.en").write_text("\n".join(english) + "\n", encoding="utf-8")
+        (tmp_path / f"{split}.ja").write_text("\n".join(map(_fake_japanese, english)) + "\n", encoding="utf-8")
+    train = [
+        "--train",
+        str(tmp_path / "train.en"),
+        str(tmp_path / "train.ja"),
+        "--vocabulary",
+        "bpe",
+        "--bpe-size",
+        "500",
+    ]
+    trained = cli("train", "corpus", *train, "--out", str(tmp_path / "run"), *TINY, capture_output=True, text=True)
+    assert trained.returncode == 0, trained.stderr
+    model = ["evaluate", "--model", str(tmp_path / "run" / "last.pt"), "--beam", "1"]
+    clear_error(cli(*model, capture_output=True, text=True), 2, "multi30k holds de and en text", "--source")
+    test = ["--source", str(tmp_path / "test_2016_flickr.en"), "--reference", str(tmp_path / "test_2016_flickr.ja")]
+    scored = cli(*model, *test, capture_output=True, text=True)
+    assert scored.returncode == 0 and "tok:char" in scored.stdout, scored.stderr
+    assert "tokenized, lowercased" not in scored.stdout, scored.stdout
+
+
+def test_a_bug_shows_its_traceback(monkeypatch):
+    """An error that is not the user's (a ZeroDivisionError put into the command `main` runs) is its traceback, a line
+    saying it is a bug and where to report it, and status 1: never one line that reads as the user's mistake."""
+    monkeypatch.setattr("annotated_transformer.cli.run", lambda args: 1 / 0)
+    result = cli("translate", "--checkpoint", "no/such/checkpoint.pt", capture_output=True, text=True)
+    assert result.returncode == 1, result.stderr
+    assert "Traceback" in result.stderr and "ZeroDivisionError: division by zero" in result.stderr, result.stderr
+    assert "this is a bug" in result.stderr and "/issues" in result.stderr, result.stderr
