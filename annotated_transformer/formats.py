@@ -163,7 +163,7 @@ def model_alpha(
 def open_translator(
     path: str | Path,  # a checkpoint, a model directory, or a CTranslate2 or ONNX directory
     *,
-    device: torch.device | str | None = None,  # None: a GPU if there is one (CTranslate2: the CPU); ONNX: the CPU
+    device: torch.device | str | None = None,  # None: PyTorch's a GPU if there is one; CTranslate2 and ONNX the CPU
     beam: int = 4,
     alpha: float | None = None,  # length penalty; None: the model's own (`model_alpha`)
     allow_unk: bool = True,  # False: never output <unk>
@@ -173,5 +173,7 @@ def open_translator(
     search = BeamSearch(beam, model_alpha(path) if alpha is None else alpha, allow_unk=allow_unk)  # checks them
     if not path.is_dir():
         return Translator.from_checkpoint(path, device=device, search=search)
-    format = next((f for f in FORMATS.values() if (path / f.marker).is_file()), NATIVE)  # NATIVE: says what is missing
+    format = next(
+        (f for f in FORMATS.values() if (path / f.marker).is_file()), NATIVE
+    )  # no marker: a model directory's reader names what is missing
     return format.open(path, device, search)
