@@ -9,7 +9,7 @@ __all__ = ['HOMES', 'MOVED', 'moved_name', 'make_model', 'TransformerConfig', 'B
            'train_translator', 'Translator', 'evaluate_pairs', 'alpha_search', 'open_translator']
 
 # %% ../nbs/17_package.ipynb #a5073de5
-__version__ = "0.10.0"
+__version__ = "0.10.1"
 
 # %% ../nbs/17_package.ipynb #80bcb275
 import importlib
@@ -57,6 +57,7 @@ MOVED = {  # a module of 0.9: the modules of 0.10 its names went to (the old pat
     "export": ("ctranslate2_format", "formats"),
     "browser": ("onnx_format", "formats"),
     "translation": ("native_format",),
+    "data": ("batches",),
 }
 
 

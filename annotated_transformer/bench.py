@@ -25,9 +25,10 @@ import torch
 from torch import Tensor, nn
 
 from .attention import subsequent_mask
+from .batches import TokenBudgetSampler, batch_loader
 from .cpu import FastDropout, keep_freed_memory, use_cpu_speedups
 from .ctranslate2_format import CT2Translator, export_ctranslate2
-from .data import PAD, TokenBudgetSampler, batch_loader, load_multi30k
+from .data import PAD, load_multi30k
 from .errors import InputError, report_errors
 from .fast_decoding import BeamSearch
 from .model import EncoderDecoder, TransformerConfig, build_model, load_torch_layer

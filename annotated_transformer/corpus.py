@@ -11,7 +11,7 @@ __all__ = ['UNSPACED', 'VAL_SIZE', 'CORPORA', 'read_pairs', 'file_languages', 's
 # %% ../nbs/12b_corpus.ipynb #324e30df
 import random
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import NamedTuple
@@ -33,15 +33,12 @@ def read_pairs(
 ) -> list[tuple[str, str]]:
     "(source, target) pairs from a user's files, plain or gzipped: two files a sentence a line, or one of `source<TAB>target` lines."
     if len(paths) == 2:
-        pairs = read_parallel(*paths, drop_empty=drop_empty)
-        _refuse_bare_returns(paths, (s + t for s, t in pairs))
-        return pairs
+        return read_parallel(*paths, drop_empty=drop_empty)
     if len(paths) != 1:
         raise InputError(
             f"Give two files (the sentences, then their translations) or one tab-separated file, not {len(paths)}."
         )
-    _refuse_bare_returns(paths, lines := read_lines(paths[0], allow_empty=True))
-    rows = [line.split("\t") if line.strip() else ["", ""] for line in lines]
+    rows = [line.split("\t") if line.strip() else ["", ""] for line in read_lines(paths[0], allow_empty=True)]
     if bad := [n for n, row in enumerate(rows, 1) if len(row) != 2]:
         raise DataError(
             f"{paths[0]}: line(s) {_numbers(bad)} do not hold exactly one tab. Each line of a tab-separated corpus is a "
@@ -50,15 +47,6 @@ def read_pairs(
     if (empty := [n for n, (s, t) in enumerate(rows, 1) if not (s.strip() and t.strip())]) and not drop_empty:
         raise DataError(f"{paths[0]} has {len(empty)} line(s) with an empty side, at line number(s) {_numbers(empty)}.")
     return [(s, t) for s, t in rows if s.strip() and t.strip()]
-
-
-def _refuse_bare_returns(paths: Sequence[str | Path], lines: Iterable[str]):
-    "Refuse a carriage return inside a line: lines that end in one alone (old Mac files) read as one long line."
-    if bare := next((n for n, line in enumerate(lines, 1) if "\r" in line), None):
-        raise DataError(
-            f"{', '.join(map(str, paths))}: line {bare} holds a carriage return (\\r). Lines that end in a carriage "
-            "return alone, as old Mac files end them, read as one: convert the line ends to newlines."
-        )
 
 # %% ../nbs/12b_corpus.ipynb #6d2c5f81
 def file_languages(

@@ -1,4 +1,4 @@
-"""Tokenizers, vocabularies, a Multi30k loader that checks what it reads, and batches of similar lengths under a token budget (§5.1).
+"""Tokenizers, vocabularies, a shared BPE, and a Multi30k loader that checks what it reads.
 
 Docs: https://annotated-transformer.github.io/annotated-transformer/data.html.md"""
 
@@ -7,8 +7,7 @@ Docs: https://annotated-transformer.github.io/annotated-transformer/data.html.md
 # %% auto #0
 __all__ = ['BYTE_ORDER_MARK', 'MULTI30K_URL', 'MULTI30K_SPLITS', 'MULTI30K_SHA256', 'normalized', 'Tokenizer', 'Vocab',
            'cache_dir', 'sha256', 'verify', 'download', 'multi30k_ways', 'find_corpus_file', 'multi30k_dir',
-           'read_lines', 'read_parallel', 'check_split', 'load_multi30k', 'encode_pairs', 'train_bpe', 'BPETokenizer',
-           'TokenBudgetSampler', 'padding_fraction', 'collate', 'batch_loader']
+           'read_lines', 'read_parallel', 'check_split', 'load_multi30k', 'encode_pairs', 'train_bpe', 'BPETokenizer']
 
 # %% ../nbs/07_data.ipynb #83c87288
 import gzip
@@ -28,14 +27,11 @@ from pathlib import Path
 
 import sentencepiece as spm
 import spacy
-import torch
 from sacremoses import MosesDetokenizer
-from torch.nn.utils.rnn import pad_sequence
-from torch.utils.data import DataLoader, Sampler
 from tqdm.auto import tqdm
 
 from .errors import DataError, DownloadError, InputError, needs_packages
-from .training import BOS, EOS, PAD, SPECIALS, UNK, Batch
+from .training import BOS, EOS, PAD, SPECIALS, UNK
 
 # %% ../nbs/07_data.ipynb #0de0f595
 BYTE_ORDER_MARK = "\ufeff"
@@ -260,18 +256,24 @@ def read_lines(
         raise DataError(
             f"{path} is not a readable gzip file ({e or type(e).__name__}): fetch or copy it again."
         ) from None
+    _refuse_non_text(path, data)
     raw_lines = data.removeprefix(BYTE_ORDER_MARK.encode()).split(b"\n")  # some editors start a file with one
     if raw_lines[-1] == b"":
         raw_lines.pop()  # the final newline
     lines, empty = [], []
     for number, raw in enumerate(raw_lines, start=1):
         try:
-            line = raw.decode("utf-8").rstrip("\r")
+            line = raw.decode("utf-8").removesuffix("\r")  # a Windows line end
         except UnicodeDecodeError as e:
             raise DataError(
                 f"{path}, line {number}, column {e.start + 1}: byte {raw[e.start]:#04x} is not valid UTF-8. "
                 "Corpora are read as UTF-8: re-encode the file, or fetch a fresh copy."
             ) from None
+        if "\r" in line:
+            raise DataError(
+                f"{path}: line {number} holds a carriage return (\\r). Lines that end in a carriage return alone, "
+                "as old Mac files end them, read as one: convert the line ends to newlines."
+            )
         if not line.strip():
             empty.append(number)
         lines.append(line)
@@ -281,6 +283,25 @@ def read_lines(
             "hold one sentence, and line i of each language must translate line i of the other."
         )
     return lines
+
+
+def _refuse_non_text(path: Path, data: bytes):
+    "Refuse UTF-16 (with a byte-order mark or without) and NUL bytes, which no UTF-8 text holds."
+    sample = data[:1000]
+    encoding = {b"\xff\xfe": "UTF-16LE", b"\xfe\xff": "UTF-16BE"}.get(sample[:2])
+    if not encoding and sample.count(0) > len(sample) // 4:  # Latin script in UTF-16: every other byte is 0
+        encoding = "UTF-16LE" if sample[1::2].count(0) > sample[::2].count(0) else "UTF-16BE"
+    if encoding:
+        raise DataError(
+            f"{path} is {encoding} text, not UTF-8: convert it (`iconv -f {encoding} -t UTF-8 FILE > NEW`), "
+            "or save it from your editor as UTF-8."
+        )
+    if (nul := data.find(0)) >= 0:
+        line = data.count(b"\n", 0, nul) + 1
+        raise DataError(
+            f"{path}, line {line}: a NUL byte, which text never holds. Is this a binary "
+            "or damaged file? Give plain UTF-8 text, a sentence a line."
+        )
 
 
 def _numbers(numbers: Sequence[int], limit: int = 10) -> str:
@@ -403,96 +424,8 @@ class BPETokenizer:
     def __repr__(self):
         return f"BPETokenizer({self.lang!r}, {self.sp.get_piece_size()} pieces)"
 
-# %% ../nbs/07_data.ipynb #3bd49b51
-class TokenBudgetSampler(Sampler):
-    "Batches of sentences of similar length, at most `max_tokens` padded tokens per side, in shuffled order."
+# %% ../nbs/07_data.ipynb #9fe562fd
+def __getattr__(name: str):  # a name this module no longer defines: one that moved in 0.10, with a warning
+    from annotated_transformer import moved_name
 
-    def __init__(
-        self,
-        src_lengths: Sequence[int],  # tokens per source sentence, specials included
-        tgt_lengths: Sequence[int],  # tokens per target sentence
-        max_tokens: int,  # bound on sentences × longest length, for source and target alike
-        shuffle: bool = True,  # shuffle within equal lengths and the order of batches
-        seed: int = 0,  # with the epoch, determines the batches
-    ):
-        if len(src_lengths) != len(tgt_lengths):
-            raise InputError("src_lengths and tgt_lengths must have one entry per pair.")
-        self.lengths = [max(s, t) for s, t in zip(src_lengths, tgt_lengths)]
-        if self.lengths and max(self.lengths) > max_tokens:
-            raise InputError(
-                f"max_tokens={max_tokens} is smaller than the longest sentence ({max(self.lengths)} tokens): "
-                "raise max_tokens, or drop long sentences with a smaller max_len."
-            )
-        self.src_lengths, self.tgt_lengths, self.max_tokens = list(src_lengths), list(tgt_lengths), max_tokens
-        self.shuffle, self.seed, self.epoch = shuffle, seed, 0
-
-    def set_epoch(self, epoch: int):
-        "Make the next iteration yield the batches of `epoch`."
-        self.epoch = epoch
-
-    def batches(self, epoch: int) -> list[list[int]]:
-        "The batches of `epoch`: lists of sentence indices."
-        g = torch.Generator().manual_seed(self.seed * 1_000_003 + epoch)
-        order = torch.randperm(len(self.lengths), generator=g).tolist() if self.shuffle else range(len(self.lengths))
-        order = sorted(order, key=lambda i: (self.lengths[i], self.src_lengths[i]))  # stable: ties stay shuffled
-        batches, batch, longest = [], [], 0
-        for i in order:
-            if batch and (len(batch) + 1) * max(longest, self.lengths[i]) > self.max_tokens:
-                batches.append(batch)
-                batch, longest = [], 0
-            batch.append(i)
-            longest = max(longest, self.lengths[i])
-        if batch:
-            batches.append(batch)
-        if self.shuffle:
-            batches = [batches[i] for i in torch.randperm(len(batches), generator=g).tolist()]
-        return batches
-
-    def __iter__(self):
-        return iter(self.batches(self.epoch))
-
-    def __len__(self):
-        return len(self.batches(0))
-
-    def padding_fraction(self, epoch: int = 0) -> float:
-        "The share of padding in the source and target tensors of an epoch's batches."
-        return padding_fraction(self.batches(epoch), self.src_lengths, self.tgt_lengths)
-
-
-def padding_fraction(
-    batches: Iterable[Sequence[int]],  # lists of sentence indices
-    *lengths: Sequence[int],  # tokens per sentence, one sequence per side (source, target)
-) -> float:
-    "The share of padding when each batch is padded to its longest sentence, on every side."
-    real = padded = 0
-    for batch in batches:
-        for side in lengths:
-            real += sum(side[i] for i in batch)
-            padded += len(batch) * max(side[i] for i in batch)
-    return 1 - real / padded
-
-# %% ../nbs/07_data.ipynb #06f3dcc7
-def collate(
-    pairs: Sequence[tuple[Sequence[int], Sequence[int]]],  # (source ids, target ids) of one batch
-    pad: int = PAD,
-) -> Batch:
-    "Pad a batch's sentences to its longest and build the `Batch`."
-    padded = (
-        pad_sequence([torch.tensor(s) for s in side], batch_first=True, padding_value=pad) for side in zip(*pairs)
-    )
-    return Batch(*padded, pad)  # source (batch, longest source), target (batch, longest target)
-
-
-def batch_loader(
-    src: Sequence[Sequence[int]],  # source ids per sentence
-    tgt: Sequence[Sequence[int]],  # target ids per sentence
-    max_tokens: int,  # see TokenBudgetSampler
-    shuffle: bool = True,
-    seed: int = 0,
-) -> DataLoader:
-    "A DataLoader of `Batch`es under a token budget; call `.batch_sampler.set_epoch(epoch)` before each epoch."
-    sampler = TokenBudgetSampler([len(s) for s in src], [len(t) for t in tgt], max_tokens, shuffle, seed)
-    # A generator of its own: each new iterator draws a seed from it, and drawing from the global one would change
-    # the dropout of a resumed run, which starts a new iterator where an uninterrupted run does not.
-    pairs = list(zip(src, tgt))  # the sampler has checked that both sides have a sentence for each pair
-    return DataLoader(pairs, batch_sampler=sampler, collate_fn=collate, generator=torch.Generator())
+    return moved_name(__name__, name)

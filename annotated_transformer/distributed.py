@@ -22,7 +22,7 @@ from torch import Tensor, nn
 from torch.nn.parallel import DistributedDataParallel
 from torch.utils.data import DataLoader, Sampler
 
-from .data import TokenBudgetSampler
+from .batches import TokenBudgetSampler
 from .errors import InputError
 from .trainer import SINGLE, Processes
 

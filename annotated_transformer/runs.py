@@ -32,6 +32,7 @@ try:
 except ImportError:
     fcntl = None  # Windows: a run directory is not locked
 
+from .batches import batch_loader
 from annotated_transformer.checkpoints import (
     SNAPSHOT_KINDS,
     Checkpoints,
@@ -41,7 +42,7 @@ from annotated_transformer.checkpoints import (
     snapshot_files,
 )
 from .cpu import use_cpu_speedups
-from .data import PAD, batch_loader
+from .data import PAD
 from .errors import DataError, InputError, ModelFileError
 from .model import EncoderDecoder
 from annotated_transformer.recipe import (

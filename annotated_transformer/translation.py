@@ -20,8 +20,9 @@ import sacrebleu
 import torch
 from tqdm.auto import tqdm
 
+from .batches import TokenBudgetSampler, collate
 from .checkpoints import read_checkpoint
-from .data import BOS, EOS, BPETokenizer, TokenBudgetSampler, Tokenizer, Vocab, collate
+from .data import BOS, EOS, BPETokenizer, Tokenizer, Vocab
 from .decoding import MAX_EXTRA
 from .errors import DataError, InputError, MissingDependencyError, ModelFileError
 from .fast_decoding import BeamSearch

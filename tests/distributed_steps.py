@@ -7,7 +7,8 @@ from pathlib import Path
 
 import torch
 
-from annotated_transformer.data import BOS, EOS, PAD, batch_loader
+from annotated_transformer.batches import batch_loader
+from annotated_transformer.data import BOS, EOS, PAD
 from annotated_transformer.distributed import distributed
 from annotated_transformer.model import make_model
 from annotated_transformer.runs import _epoch_batches

@@ -675,12 +675,17 @@ def test_a_data_path_that_names_a_file_says_which_setting(tmp_path: Path, env: d
             {"mac.de": b"Ein Hund.\rEine Katze.\r", "mac.en": b"A dog.\rA cat.\r"},
             ["line 1 holds a carriage return", "convert the line ends to newlines"],
         ),
+        (
+            {"utf16.de": "Ein Hund.\nEine Katze.\n".encode("utf-16-le"), "utf16.en": b"A dog.\nA cat.\n"},
+            ["utf16.de is UTF-16LE text, not UTF-8", "iconv -f UTF-16LE -t UTF-8"],
+        ),
+        ({"nul.tsv": b"Ein Hund.\tA dog.\nEine\x00 Katze.\tA cat.\n"}, ["nul.tsv, line 2: a NUL byte"]),
     ],
 )
 def test_a_corpus_that_cannot_train_says_why(tmp_path: Path, files: dict[str, bytes], phrases: list[str]):
-    """One pair, thirty copies of one pair, or lines ended by carriage returns alone: each named as it is, and no run
-    directory made (on 2660d33: "a --val-size from 1 to 0" for the first and the last, "its files are empty" for the
-    copies, and an --out holding .lock)."""
+    """One pair, thirty copies of one pair, lines ended by carriage returns alone, UTF-16 without a byte-order mark, a
+    NUL byte: each named as it is, and no run directory made (on 2660d33: "a --val-size from 1 to 0" for the first
+    and the third, "its files are empty" for the copies, an --out holding .lock; UTF-16 and NUL bytes trained)."""
     for name, data in files.items():
         (tmp_path / name).write_bytes(data)
     given = ["--train", *(str(tmp_path / name) for name in files), "--src-lang", "de", "--tgt-lang", "en"]
