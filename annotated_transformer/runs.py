@@ -13,24 +13,16 @@ __all__ = ['RESUMABLE', 'LINKED', 'mean_loss', 'check_work_left', 'run_files', '
 import contextlib
 import hashlib
 import json
-import logging
 import math
 import os
 import shutil
-import threading
-import traceback
 import uuid
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 
 import torch
-from tqdm.auto import tqdm
-
-try:
-    import fcntl
-except ImportError:
-    fcntl = None  # Windows: a run directory is not locked
+from filelock import FileLock, Timeout
 
 from .batches import batch_loader
 from annotated_transformer.checkpoints import (
@@ -56,7 +48,7 @@ from annotated_transformer.recipe import (
     translation_model,
     vocabulary_data,
 )
-from .trainer import SINGLE, Hook, PlanReport, Processes, Trainer, TrainState, over_budget
+from .trainer import SINGLE, Hook, PlanReport, Processes, Trainer, TrainState, logger, over_budget
 from .training import LabelSmoothing, batch_loss
 
 # %% ../nbs/08b_runs.ipynb #07dd7ab6
@@ -182,27 +174,34 @@ def hold_run_dir(out: Path):
     "Reserve `out` for this run while it trains: an exclusive lock on `out/.lock`, released when the run or its process ends."
     new = not out.exists()
     out.mkdir(parents=True, exist_ok=True)
-    with open(out / ".lock", "a+") as lock:
-        if fcntl:
-            try:
-                # the kernel releases the lock when the process ends, however it ends: never stale
-                fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                lock.seek(0)
-                raise FileExistsError(
-                    f"Another training run (process {lock.read().strip() or '?'}) is using {out} now. "
-                    "Wait for it to end, or choose another --out."
-                ) from None
-        lock.seek(0)
-        lock.truncate()
-        lock.write(str(os.getpid()))
-        lock.flush()
-        try:
-            yield
-        except BaseException:
-            if new and [p.name for p in out.iterdir()] == [".lock"]:  # refused before it wrote anything, still held
-                shutil.rmtree(out, ignore_errors=True)
-            raise
+    lock = FileLock(out / ".lock")  # the operating system's lock, released when the process ends however it ends
+    try:
+        lock.acquire(blocking=False)
+    except Timeout:
+        raise FileExistsError(
+            f"Another training run (process {_holder(out)}) is using {out} now. Wait for it to end, or choose another --out."
+        ) from None
+    try:
+        with contextlib.suppress(OSError):  # the holder's id, for that message (Windows may not let it be written)
+            fd = os.open(out / ".lock", os.O_WRONLY | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0))  # never a link
+            with os.fdopen(fd, "w") as pid:
+                pid.write(str(os.getpid()))
+        yield
+    except BaseException:
+        if new and [p.name for p in out.iterdir()] == [".lock"]:  # refused before it wrote anything
+            lock.release()
+            shutil.rmtree(out, ignore_errors=True)
+        raise
+    finally:
+        lock.release()
+
+
+def _holder(out: Path) -> str:
+    "The process id the run holding `out` wrote, else '?'."
+    try:
+        return (out / ".lock").read_text().strip() or "?"
+    except OSError:
+        return "?"
 
 # %% ../nbs/08b_runs.ipynb #44929191
 class Snapshots(Hook):
@@ -231,7 +230,7 @@ class Snapshots(Hook):
         train_loss = sum(r["loss"] * r["tokens"] for r in recent) / tokens if tokens else math.nan  # nan: no update
         val_loss, elapsed = mean_loss(self.model, self.val_loader, self.autocast), st.records[-1]["elapsed_s"]
         where = f"epoch {st.epoch:3d}" if self.kind == "epoch" else f"step {st.step:7d}"
-        tqdm.write(  # above the progress bar, not into it
+        logger.info(
             f"{where}  train loss {train_loss:.3f}  val loss {val_loss:.3f}  val ppl {math.exp(val_loss):6.2f}  {elapsed / 60:5.1f} min"
         )
         save_weights(self.snapshot_path(st), self.model, step=st.step, **self.extra)
@@ -288,14 +287,8 @@ class Metrics(Hook):
             from torch.utils.tensorboard import SummaryWriter
 
             self.board = SummaryWriter(path.parent / "tensorboard", purge_step=state.step + 1)  # hides later events
-            self.excepthook, threading.excepthook = threading.excepthook, self.thread_failed  # until `at_end`
         except ImportError:
             self.board = None
-
-    def thread_failed(self, args):  # as `threading.excepthook`
-        "TensorBoard's writer thread failing, its folder deleted under it, goes unsaid: `write_board` makes it anew."
-        if not any("tensorboard" in frame.filename for frame in traceback.extract_tb(args.exc_traceback)):
-            self.excepthook(args)
 
     def write(self, rows: list[dict]):
         with open(self.path, "a") as f:
@@ -303,7 +296,7 @@ class Metrics(Hook):
         try:  # TensorBoard's files only show what metrics.jsonl holds: no failure of theirs is worth the run
             self.write_board(rows)
         except Exception as e:
-            logging.getLogger(__name__).warning(f"TensorBoard's files are no longer written ({e}); {self.path} is.")
+            logger.warning(f"TensorBoard's files are no longer written ({e}); {self.path} is.")
             self.board = None
 
     def write_board(self, rows: list[dict]):
@@ -315,14 +308,14 @@ class Metrics(Hook):
             for name, value in row.items():
                 if name not in ("kind", "step", "epoch") and isinstance(value, (int, float)):
                     self.board.add_scalar(f"{row['kind']}/{name}", value, row["step"])
+        if self.board:  # written now, by its thread, while the folder is known to be there (deleted, it fails there)
+            self.board.flush()
 
     def at_end(self, st: TrainState):
         self.after_epoch(st)  # an evaluation made at the end
         if self.board:
             with contextlib.suppress(Exception):
                 self.board.close()
-        if threading.excepthook == self.thread_failed:
-            threading.excepthook = self.excepthook
 
     at_interrupt = at_end  # a run asked to stop: its last lines are written too
 
@@ -404,7 +397,7 @@ def run_trainer(
     autocast = autocast_dtype(recipe.precision, device)
     val_loader = batch_loader(*data.splits["val"], recipe.max_tokens, shuffle=False)
     if main:
-        print(run_plan(recipe, data, model, len(loader), processes, autocast, state))
+        logger.info(run_plan(recipe, data, model, len(loader), processes, autocast, state))
     hooks = [Snapshots(out, recipe, model, val_loader, autocast, extra, keep), Metrics(out / "metrics.jsonl", state)]
     hooks = [*(hooks if main else []), Checkpoints(out / "last.pt", model, optimizer, scheduler, 100, extra, processes)]
     criterion = LabelSmoothing(len(data.tgt_vocab), PAD, recipe.eps_ls)

@@ -15,7 +15,6 @@
 
 import argparse
 import ast
-import contextlib
 import html
 import importlib
 import inspect
@@ -27,16 +26,12 @@ import sys
 import tempfile
 from pathlib import Path
 
-try:
-    import fcntl
-except ImportError:
-    fcntl = None  # Windows: builds are not serialised
-
 import nbformat
 import site_model
 import tomllib
 import vl_convert
 import yaml
+from filelock import FileLock
 from nbdev.serve import proc_nbs
 
 from annotated_transformer.native_format import read_description
@@ -471,13 +466,9 @@ def write_sources(model: Path | None, scratch: Path):
     (SRC / f"{API_PAGE}.md").write_text(api_page(modules))
 
 
-@contextlib.contextmanager
-def one_build_at_a_time():
-    "Builds share `_proc/` and `_docs_src/`: a second one waits for the first (an exclusive lock on `_docs_src.lock`)."
-    with open(ROOT / "_docs_src.lock", "a") as lock:
-        if fcntl:
-            fcntl.flock(lock, fcntl.LOCK_EX)  # released when the build ends, however it ends
-        yield
+def one_build_at_a_time() -> FileLock:
+    "Builds share `_proc/` and `_docs_src/`: a second one waits for the first (released when a build ends, however it ends)."
+    return FileLock(ROOT / "_docs_src.lock")
 
 
 def main():
