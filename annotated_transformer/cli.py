@@ -169,7 +169,10 @@ def _add_train_corpus(tasks, name: str, corpus: Corpus):
     for name, keywords in corpus.data.items():
         p.add_argument("--" + name.replace("_", "-"), dest=name, **keywords)
     p.add_argument(
-        "--resume", action="store_true", help="resume the run in --out (more --epochs, --steps or --minutes extend it)"
+        "--resume",
+        action="store_true",
+        help="continue the run in --out where it stopped (a finished one extends with more --epochs, --steps or "
+        "--minutes, unless its schedule planned its end)",
     )
     _add_device_option(p, torchrun=True)
     _add_progress_option(p, " (the snapshot lines are printed anyway)")
@@ -464,7 +467,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     keep_freed_memory()  # once for the whole process: see the CPU notebook
     with terminate_as_interrupt():
-        return report_errors("annotated-transformer", lambda: run(args))
+        return report_errors("annotated-transformer", lambda: run(args), exiting=argv is None)
 
 
 if __name__ == "__main__" and Path(sys.argv[0]).name == "cli.py":  # python -m annotated_transformer.cli, not a kernel

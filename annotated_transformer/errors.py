@@ -12,6 +12,7 @@ __all__ = ['USER_ERRORS', 'ISSUES', 'AnnotatedTransformerError', 'InputError', '
 import contextlib
 import importlib
 import os
+import signal
 import sys
 import traceback
 from collections.abc import Callable
@@ -80,6 +81,7 @@ def _settle_stdout():
 def report_errors(
     prog: str,  # the program's name, to start the message with
     command: Callable[[], object],
+    exiting: bool = False,  # the process ends after it (a program's `main`): a second Ctrl-C then ends it at once
 ) -> int:  # the exit status: 0; 2 after an error a user can fix; 1 after a bug; 130 interrupted; 141 reader gone
     "Run `command`: an error a user can fix becomes one line on stderr; a bug, its traceback and where to report it."
     try:
@@ -92,6 +94,8 @@ def report_errors(
         _settle_stdout()
         return 2
     except KeyboardInterrupt as e:  # Ctrl-C, or SIGTERM during training; the command's message says what was kept
+        if exiting:  # another, while Python exits, would print a traceback from whatever exit handler it stopped
+            signal.signal(signal.SIGINT, signal.SIG_DFL)
         print(f"\ninterrupted{f': {e}' if str(e) else ''}", file=sys.stderr)
         return 130
     except Exception:

@@ -22,6 +22,7 @@ from .errors import InputError, ModelFileError
 from .fast_decoding import MAX_ALPHA, BeamSearch
 from .onnx_format import ONNX
 from .recipe import Recipe
+from .trainer import stop_requests
 from .translation import NATIVE, BaseTranslator, Format, Translator
 
 # %% ../nbs/10c_formats.ipynb #782f9e26
@@ -127,7 +128,10 @@ def export(
     new.mkdir()
     try:
         FORMATS[format].write(translator, new, quantization, about)
-        _move_export(new, out)
+        with stop_requests() as asked:  # an interrupt waits until every file is in place
+            _move_export(new, out)
+        if asked:
+            raise KeyboardInterrupt
     finally:
         shutil.rmtree(new, ignore_errors=True)  # what an interrupted or failed export wrote
     return out

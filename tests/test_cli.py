@@ -1,10 +1,10 @@
-"""The command line as a user runs it: each command in its own process, on Multi30k as the package finds it.
+"""The command line as a user runs it: each command in its own process, on the tests' own German–English corpus
+(`corpora.py`) laid out as Multi30k's files, so that they run on any clone.
 
-A tiny model (one layer, width 32) trains on the full training split for two epochs, is interrupted and
+A tiny model (one layer, width 32) trains on the corpus's training split for two epochs, is interrupted and
 resumed, and its checkpoint is used by `translate` and `evaluate`. The same commands then run the WMT 2014
-recipe on a stand-in corpus made of Multi30k files, and a user's own corpus, English→German, given as files and as
-a tab-separated file. The models are far too small to translate well; the
-tests check the plumbing, not the quality (the Multi30k notebook measures that)."""
+recipe on the corpus under WMT's file names, and a user's own corpus, English→German, given as files and as
+a tab-separated file. The tests check the plumbing, not the quality (the Multi30k notebook measures that)."""
 
 import gzip
 import json
@@ -16,14 +16,14 @@ from pathlib import Path
 
 import pytest
 import torch
-from corpora import first_lines, write_wmt14_stand_in
+from corpora import first_lines, write_corpus, write_wmt14_stand_in
 
 from annotated_transformer.data import find_corpus_file, read_lines
 
 pytestmark = pytest.mark.xdist_group("test_cli")  # its module-scoped fixtures are built once, on one worker
 
 ROOT = Path(__file__).resolve().parent.parent
-TINY = "--N 1 --d-model 32 --d-ff 64 --h 2 --max-tokens 1500 --warmup 50 --factor 1.0 --no-progress".split()
+TINY = "--N 1 --d-model 32 --d-ff 64 --h 2 --max-tokens 1000 --warmup 50 --factor 1.0 --no-progress".split()
 
 
 def cli(*args: str, **kwargs) -> subprocess.CompletedProcess:
@@ -67,10 +67,16 @@ def test_errors_are_one_line_with_status_2(tmp_path: Path):
 
 
 @pytest.fixture(scope="module")
-def interrupted_and_resumed(tmp_path_factory, multi30k: Path) -> Path:
+def corpus(tmp_path_factory) -> Path:
+    "The tests' German–English corpus, all of it, as Multi30k's files (plain text, which no checksum covers)."
+    return write_corpus(tmp_path_factory.mktemp("corpus"), train=13_112, test=500)
+
+
+@pytest.fixture(scope="module")
+def interrupted_and_resumed(tmp_path_factory, corpus: Path) -> Path:
     "A 2-epoch tiny run, killed after its first mid-epoch checkpoint, then resumed to the end."
     out = tmp_path_factory.mktemp("run")
-    args = ["train", "multi30k", "--data-dir", str(multi30k), "--out", str(out), "--epochs", "2", *TINY]
+    args = ["train", "multi30k", "--data-dir", str(corpus), "--out", str(out), "--epochs", "2", *TINY]
     process = subprocess.Popen(
         [sys.executable, "-m", "annotated_transformer.cli", *args],
         cwd=ROOT,
@@ -103,9 +109,9 @@ def test_resume_continues_where_the_run_stopped(interrupted_and_resumed: Path):
     assert sorted(p.name for p in interrupted_and_resumed.glob("epoch_*.pt")) == ["epoch_01.pt", "epoch_02.pt"]
 
 
-def test_a_budget_run_plans_its_end(tmp_path: Path, multi30k: Path):
+def test_a_budget_run_plans_its_end(tmp_path: Path, corpus: Path):
     "--schedule budget: the run says its plan, ends at an epoch's end with the rate fallen, and refuses to train at 0."
-    args = ["train", "multi30k", "--data-dir", str(multi30k), "--out", str(tmp_path), *TINY, "--schedule", "budget"]
+    args = ["train", "multi30k", "--data-dir", str(corpus), "--out", str(tmp_path), *TINY, "--schedule", "budget"]
     log = cli(*args, "--minutes", "0.1").stdout
     assert "on cpu (" in log and "plan: " in log and " updates) at " in log, log
     saved = torch.load(tmp_path / "last.pt", weights_only=True)
@@ -146,7 +152,7 @@ def test_average_then_translate(interrupted_and_resumed: Path, tmp_path: Path):
     assert len(translated.splitlines()) == 1
 
 
-def test_evaluate_prints_sacrebleu(interrupted_and_resumed: Path, tmp_path: Path, multi30k: Path):
+def test_evaluate_prints_sacrebleu(interrupted_and_resumed: Path, tmp_path: Path, corpus: Path):
     hyps = tmp_path / "hyps.txt"
     out = cli(
         "evaluate",
@@ -155,21 +161,21 @@ def test_evaluate_prints_sacrebleu(interrupted_and_resumed: Path, tmp_path: Path
         "--split",
         "val",
         "--data-dir",
-        str(multi30k),
+        str(corpus),
         "--hypotheses",
         str(hyps),
         "--json",
     ).stdout
     scores = json.loads(out.strip().splitlines()[-1])
-    assert scores["split"] == "val" and scores["sentences"] == 1014
+    assert scores["split"] == "val" and scores["sentences"] == 500
     assert scores["signature"].startswith("nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:")
     assert 0 <= scores["sacrebleu"] <= 100
-    assert len(hyps.read_text(encoding="utf-8").splitlines()) == 1014
+    assert len(hyps.read_text(encoding="utf-8").splitlines()) == 500
 
 
-def test_evaluate_no_unk(interrupted_and_resumed: Path, tmp_path: Path, multi30k: Path):
+def test_evaluate_no_unk(interrupted_and_resumed: Path, tmp_path: Path, corpus: Path):
     "--no-unk: the same model's translations without a single <unk>, where without it they have some."
-    checkpoint, split = str(interrupted_and_resumed / "epoch_02.pt"), ["--split", "val", "--data-dir", str(multi30k)]
+    checkpoint, split = str(interrupted_and_resumed / "epoch_02.pt"), ["--split", "val", "--data-dir", str(corpus)]
     unks = {}
     for flags in ([], ["--no-unk"]):
         hyps = tmp_path / "hyps.txt"
@@ -178,7 +184,7 @@ def test_evaluate_no_unk(interrupted_and_resumed: Path, tmp_path: Path, multi30k
     assert unks["allowed"] > 0 and unks["--no-unk"] == 0, unks
 
 
-def test_evaluate_on_your_own_files(interrupted_and_resumed: Path, tmp_path: Path, multi30k: Path):
+def test_evaluate_on_your_own_files(interrupted_and_resumed: Path, tmp_path: Path, corpus: Path):
     "A split given as files scores as the split does, with the same signature; plain text and gzip alike."
 
     def scores(*test_set: str) -> dict:
@@ -187,23 +193,23 @@ def test_evaluate_on_your_own_files(interrupted_and_resumed: Path, tmp_path: Pat
         )
         return json.loads(out.stdout.strip().splitlines()[-1])
 
-    split = scores("--split", "val", "--data-dir", str(multi30k))
-    files = [find_corpus_file(multi30k, f"val.{lang}") for lang in ("de", "en")]
+    split = scores("--split", "val", "--data-dir", str(corpus))
+    files = [find_corpus_file(corpus, f"val.{lang}") for lang in ("de", "en")]
     given = scores("--source", str(files[0]), "--reference", str(files[1]))
     assert (given["sacrebleu"], given["signature"], given["sentences"]) == (
         split["sacrebleu"],
         split["signature"],
-        1014,
+        500,
     )
     plain = tmp_path / "val.de"
     plain.write_text("\n".join(read_lines(files[0])) + "\n", encoding="utf-8")
     assert scores("--source", str(plain), "--reference", str(files[1]))["sacrebleu"] == split["sacrebleu"]
 
 
-def test_wmt14_recipe_end_to_end(tmp_path: Path, multi30k: Path):
+def test_wmt14_recipe_end_to_end(tmp_path: Path):
     "train wmt14 for some steps with snapshots on a time interval, resume it for more, average, evaluate on newstest2014."
     data, run = tmp_path / "wmt14", tmp_path / "run"
-    write_wmt14_stand_in(data, multi30k)
+    write_wmt14_stand_in(data)
     train = ["train", "wmt14", "--data-dir", str(data), "--out", str(run), "--no-progress"]
     tiny = "--N 1 --d-model 32 --d-ff 64 --h 2 --bpe-size 800 --max-tokens 1000 --warmup 20".split()
     log = cli(*train, *tiny, "--steps", "20", "--snapshot-minutes", "0.005").stdout
@@ -223,15 +229,15 @@ def test_wmt14_recipe_end_to_end(tmp_path: Path, multi30k: Path):
     assert scores["split"] == "newstest2014" and scores["sentences"] == 100 and 0 <= scores["sacrebleu"] <= 100
 
 
-def test_your_own_corpus_end_to_end(tmp_path: Path, multi30k: Path):
+def test_your_own_corpus_end_to_end(tmp_path: Path):
     "train corpus, English→German: two gzipped files or one TSV train the same model; average, translate, evaluate, export."
     data = tmp_path / "data"
     data.mkdir()
-    train = {lang: first_lines(multi30k, "train", lang, 2000) for lang in ("en", "de")}
+    train = {lang: first_lines("train", lang, 2000) for lang in ("en", "de")}
     for lang, lines in train.items():
         (data / f"train.{lang}.gz").write_bytes(gzip.compress(("\n".join(lines) + "\n").encode()))
     (data / "train.tsv").write_text("".join(f"{en}\t{de}\n" for en, de in zip(*train.values())), encoding="utf-8")
-    test = zip(*(first_lines(multi30k, "val", lang, 100) for lang in ("en", "de")))
+    test = zip(*(first_lines("val", lang, 100) for lang in ("en", "de")))
     (data / "test.tsv").write_text("".join(f"{en}\t{de}\n" for en, de in test), encoding="utf-8")
     tiny = [*TINY, "--epochs", "2", "--val-size", "100"]
     files = ["--train", str(data / "train.en.gz"), str(data / "train.de.gz")]

@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 
 import torch
+from corpora import write_corpus
 from distributed_steps import run, setup
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -60,14 +61,15 @@ def test_two_processes_train_as_one_accumulating_their_batches(tmp_path: Path):
         torch.testing.assert_close(ranks[0][name], weights, rtol=1e-5, atol=1e-6, msg=name)
 
 
-TINY = "--N 1 --d-model 32 --d-ff 64 --h 2 --max-tokens 1500 --warmup 50 --factor 1.0 --epochs 1 --no-progress".split()
+TINY = "--N 1 --d-model 32 --d-ff 64 --h 2 --max-tokens 500 --warmup 50 --factor 1.0 --epochs 1 --no-progress".split()
 
 
-def test_an_interrupted_two_process_run_resumes_exactly(tmp_path: Path, multi30k: Path):
-    cli = ["-m", "annotated_transformer.cli", "train", "multi30k", "--data-dir", str(multi30k), *TINY]
+def test_an_interrupted_two_process_run_resumes_exactly(tmp_path: Path):
+    corpus = write_corpus(tmp_path / "corpus", train=13_112, test=500)
+    cli = ["-m", "annotated_transformer.cli", "train", "multi30k", "--data-dir", str(corpus), *TINY]
     straight, interrupted = tmp_path / "straight", tmp_path / "interrupted"
     log = torchrun(*cli, "--out", str(straight)).stdout
-    assert "2 process(es)" in log and "150 batches per epoch" in log  # each process half of the 300
+    assert "2 process(es)" in log and "133 batches per epoch" in log  # each process half of the 266
     process = subprocess.Popen(
         [*TORCHRUN, *cli, "--out", str(interrupted)],
         cwd=ROOT,
@@ -85,7 +87,7 @@ def test_an_interrupted_two_process_run_resumes_exactly(tmp_path: Path, multi30k
     log = torchrun(*cli, "--out", str(interrupted), "--resume").stdout
     assert "from epoch 0, update 100" in log, log
     ends = [torch.load(run / "last.pt", weights_only=True) for run in (straight, interrupted)]
-    assert [r["step"] for r in ends[1]["train_state"]["records"]] == list(range(1, 151))
+    assert [r["step"] for r in ends[1]["train_state"]["records"]] == list(range(1, 134))
     assert [r["loss"] for r in ends[1]["train_state"]["records"]] == [
         r["loss"] for r in ends[0]["train_state"]["records"]
     ]

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 import tomllib
-from corpora import write_multi30k_slice
+from corpora import write_corpus
 
 from annotated_transformer import __version__
 
@@ -76,7 +76,7 @@ def test_readme_names_the_runtime_dependencies_as_declared():
     assert re.findall(r"`([^`]+)`", listed) == declared
 
 
-def test_the_wheel_installs_and_runs_in_a_fresh_venv(dist: Path, tmp_path: Path, multi30k: Path):
+def test_the_wheel_installs_and_runs_in_a_fresh_venv(dist: Path, tmp_path: Path):
     "The wheel, not an editable install, in a new virtual environment: its command trains a tiny model and translates."
     env_dir = tmp_path / "venv"
     venv.create(env_dir, with_pip=True)
@@ -100,7 +100,7 @@ def test_the_wheel_installs_and_runs_in_a_fresh_venv(dist: Path, tmp_path: Path,
     assert Path(location).is_relative_to(env_dir), f"imported from {location}, not from the fresh environment"
     env = {
         **os.environ,
-        "MULTI30K_DIR": str(write_multi30k_slice(tmp_path / "multi30k", multi30k, train=2000, test=100)),
+        "MULTI30K_DIR": str(write_corpus(tmp_path / "multi30k", train=2000, test=100)),
     }
     tiny = "--epochs 1 --N 1 --d-model 32 --d-ff 64 --h 2 --max-tokens 1500 --no-progress".split()
     run(command, "train", "multi30k", "--out", "run", *tiny, cwd=tmp_path, env=env)

@@ -4,8 +4,8 @@ the notebooks, CONTRIBUTING.md's size table up to date, and every command the RE
 The commands: each block in a shell of its own, in a fresh directory.
 
 The shell blocks are read from README.md itself, so a command added or changed there is tested as it reads. Only
-the sizes change (`TINY`): a model of width 32 that trains for a few epochs or updates on a slice of Multi30k
-(found through $MULTI30K_DIR, as the README says) and on a stand-in for the WMT 2014 files. The blocks run in
+the sizes change (`TINY`): a model of width 32 that trains for a few epochs or updates on the tests' own corpus
+(`corpora.py`), laid out as Multi30k's files (found through $MULTI30K_DIR, as the README says) and as WMT 2014's. The blocks run in
 README order in one directory, so that a later block uses what an earlier one made, as a reader's would. A block
 that starts another training run where one is already (the 8-GPU `torchrun` command, an alternative to the plain
 `train wmt14`) gets a directory of its own, with the same data. Blocks that cannot run here are listed in `NOT_RUN`, with the reason."""
@@ -20,7 +20,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from corpora import first_lines, write_multi30k_slice, write_wmt14_stand_in
+from corpora import first_lines, write_corpus, write_wmt14_stand_in
 
 pytestmark = pytest.mark.xdist_group("test_readme")  # its module-scoped fixtures are built once, on one worker
 
@@ -160,17 +160,18 @@ def test_quotes_and_own_prose_are_counted_apart():
 
 
 @pytest.fixture(scope="module")
-def reader_dir(tmp_path_factory, multi30k: Path) -> tuple[Path, dict]:
-    "A directory with what the README's reader has: Multi30k (a slice of it, and as files of their own), WMT 2014 files."
+def reader_dir(tmp_path_factory) -> tuple[Path, dict]:
+    """A directory with what the README's reader has, made of the tests' corpus: Multi30k's files (and the same as files
+    of their own, under Multi30k's names), WMT 2014's."""
     home = tmp_path_factory.mktemp("reader")
-    write_wmt14_stand_in(home / "wmt14", multi30k)
-    for split, n in (("train", 3000), ("val", 150), ("test_2016_flickr", 150)):  # Multi30k's files, as your own corpus
-        for lang in ("de", "en"):
-            with gzip.open(home / f"{split}.{lang}.gz", "wt", encoding="utf-8") as f:
-                f.write("\n".join(first_lines(multi30k, split, lang, n)) + "\n")
+    write_wmt14_stand_in(home / "wmt14")
+    for split, name, n in (("train", "train", 3000), ("val", "val", 150), ("test", "test_2016_flickr", 150)):
+        for lang in ("de", "en"):  # Multi30k's files, as your own corpus
+            with gzip.open(home / f"{name}.{lang}.gz", "wt", encoding="utf-8") as f:
+                f.write("\n".join(first_lines(split, lang, n)) + "\n")
     env = {
         **os.environ,
-        "MULTI30K_DIR": str(write_multi30k_slice(tmp_path_factory.mktemp("multi30k"), multi30k)),
+        "MULTI30K_DIR": str(write_corpus(tmp_path_factory.mktemp("multi30k"))),
         "PATH": f"{VENV / 'bin'}{os.pathsep}{os.environ['PATH']}",
         "OMP_NUM_THREADS": "1",
     }
