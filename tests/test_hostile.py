@@ -424,6 +424,70 @@ def test_a_damaged_model_directory_is_one_clear_error(model_dir: Path, tmp_path:
     assert result.stdout == b""
 
 
+def _overwrite_middle(path: Path, size: int):
+    "`size` bytes in the middle of the file zeroed, its length kept."
+    with path.open("r+b") as f:
+        f.seek(path.stat().st_size // 2 - size // 2)
+        f.write(bytes(size))
+
+
+@pytest.mark.parametrize(
+    "format, damage, phrase",
+    [
+        ("ctranslate2", lambda d: _overwrite_middle(d / "model.bin", 65536), "model.bin is missing or is not the file"),
+        ("ctranslate2", lambda d: os.truncate(d / "model.bin", 4096), "model.bin is missing or is not the file"),
+        ("ctranslate2", lambda d: (d / "config.json").unlink(), "config.json is missing or is not the file"),
+        ("onnx", lambda d: (d / "text.json").write_text('{"source": {}}'), "text.json is missing or is not the file"),
+    ],
+)
+def test_every_file_of_an_exported_directory_is_checked(run: Path, tmp_path: Path, format: str, damage, phrase: str):
+    """CTranslate2's weights, truncated or with 64 KiB overwritten, its deleted configuration, or the browser's rules
+    edited: one line naming the file, never a translation (on 1532877: other translations with exit 0 for the
+    overwritten weights, a traceback for the truncated ones and for the deleted configuration; the rules unchecked)."""
+    out = tmp_path / format
+    assert cli("export", str(run), "--out", str(out), "--format", format, capture_output=True).returncode == 0
+    damage(out)
+    result = cli("translate", "--model", str(out), input=b"Ein Hund.\n", capture_output=True, text=True)
+    clear_error(result, 2, phrase)
+    assert result.stdout == ""
+
+
+@pytest.mark.parametrize(
+    "case, phrase",
+    [
+        ("a typo in --data-dir", "is not a directory"),
+        ("blank validation lines", "empty line(s)"),
+        ("tensorboard/ a link", "tensorboard is a link"),
+        (".lock a link", ".lock is a link"),
+    ],
+)
+def test_start_over_deletes_nothing_before_the_new_run_is_checked(run: Path, tmp_path: Path, case: str, phrase: str):
+    """--start-over with a mistake in the new run's data, or a link in the old run's directory: one line, and the old
+    run's files, and what a link points to, as they were (on 1532877: last.pt deleted first; the folder a linked
+    tensorboard/ points to emptied; the file a linked .lock points to overwritten with a process id)."""
+    out, data = (
+        Path(shutil.copytree(run, tmp_path / "run")),
+        Path(shutil.copytree(run.parent / "data", tmp_path / "data")),
+    )
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "mine.txt").write_text("mine")
+    if case == "a typo in --data-dir":
+        data = tmp_path / "dta"
+    elif case == "blank validation lines":
+        (data / "val.en").write_text("\n" * 50)
+    elif case == "tensorboard/ a link":
+        shutil.rmtree(out / "tensorboard", ignore_errors=True)
+        (out / "tensorboard").symlink_to(notes)
+    else:
+        (out / ".lock").unlink(missing_ok=True)
+        (out / ".lock").symlink_to(notes / "mine.txt")
+    command = ["train", "multi30k", "--data-dir", str(data), "--out", str(out), *TINY, "--start-over"]
+    clear_error(cli(*command, capture_output=True, text=True), 2, phrase)
+    assert (out / "last.pt").is_file() and [p.name for p in notes.iterdir()] == ["mine.txt"]
+    assert (notes / "mine.txt").read_text() == "mine"
+
+
 @pytest.mark.parametrize(
     "args, phrase",
     [
