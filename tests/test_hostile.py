@@ -424,6 +424,33 @@ def test_a_damaged_model_directory_is_one_clear_error(model_dir: Path, tmp_path:
     assert result.stdout == b""
 
 
+@pytest.mark.parametrize("own", ["--source", "--reference"])
+def test_evaluate_never_writes_its_hypotheses_over_what_it_scores(run: Path, tmp_path: Path, own: str):
+    "`evaluate --hypotheses` naming its own --source or --reference: one line, both files as they were (on 1532877 replaced)."
+    files = {"--source": tmp_path / "test.de", "--reference": tmp_path / "test.en"}
+    for path, lang in zip(files.values(), ("de", "en")):
+        path.write_text("".join(line + "\n" for line in first_lines("test", lang, 20)), encoding="utf-8")
+    before = {path: path.read_bytes() for path in files.values()}
+    scored = ["evaluate", "--model", str(run / "last.pt"), "--beam", "1", *(str(x) for f in files.items() for x in f)]
+    result = cli(*scored, "--hypotheses", str(files[own]), capture_output=True, text=True)
+    clear_error(result, 2, "is a file to score, which it would replace")
+    assert {path: path.read_bytes() for path in files.values()} == before
+
+
+def test_sigterm_while_average_writes_leaves_no_partial_file(run: Path, tmp_path: Path):
+    """SIGTERM just as `average` has written its file, before the file takes its name: one line, no `.tmp` left and no
+    average (on 1532877 the process died there and left average_1.pt.tmp)."""
+    out = Path(shutil.copytree(run, tmp_path / "run"))
+    stopped_while_saving = (
+        "import signal, sys, torch; save = torch.save; "
+        "torch.save = lambda *a, **k: (save(*a, **k), signal.raise_signal(signal.SIGTERM)); "
+        "from annotated_transformer.cli import main; sys.exit(main())"
+    )
+    command = [sys.executable, "-c", stopped_while_saving, "average", str(out), "--last", "1"]
+    clear_error(subprocess.run(command, cwd=ROOT, capture_output=True, text=True), 130, "interrupted")
+    assert not list(out.glob("*.tmp")) and not list(out.glob("average_*"))
+
+
 def _overwrite_middle(path: Path, size: int):
     "`size` bytes in the middle of the file zeroed, its length kept."
     with path.open("r+b") as f:
