@@ -484,6 +484,7 @@ def test_every_file_of_an_exported_directory_is_checked(run: Path, tmp_path: Pat
     [
         ("a typo in --data-dir", "is not a directory"),
         ("blank validation lines", "empty line(s)"),
+        ("a --max-tokens below the longest sentence", "smaller than the longest sentence"),
         ("tensorboard/ a link", "tensorboard is a link"),
         (".lock a link", ".lock is a link"),
     ],
@@ -506,10 +507,11 @@ def test_start_over_deletes_nothing_before_the_new_run_is_checked(run: Path, tmp
     elif case == "tensorboard/ a link":
         shutil.rmtree(out / "tensorboard", ignore_errors=True)
         (out / "tensorboard").symlink_to(notes)
-    else:
+    elif case == ".lock a link":
         (out / ".lock").unlink(missing_ok=True)
         (out / ".lock").symlink_to(notes / "mine.txt")
     command = ["train", "multi30k", "--data-dir", str(data), "--out", str(out), *TINY, "--start-over"]
+    command += ["--max-tokens", "10"] if case.startswith("a --max-tokens") else []
     clear_error(cli(*command, capture_output=True, text=True), 2, phrase)
     assert (out / "last.pt").is_file() and [p.name for p in notes.iterdir()] == ["mine.txt"]
     assert (notes / "mine.txt").read_text() == "mine"
@@ -904,6 +906,9 @@ def test_a_model_into_japanese_is_scored_by_characters(tmp_path: Path):
     scored = cli(*model, *test, capture_output=True, text=True)
     assert scored.returncode == 0 and "tok:char" in scored.stdout, scored.stderr
     assert "tokenized, lowercased" not in scored.stdout, scored.stdout
+    exported = ["export", str(tmp_path / "run"), "--out", str(tmp_path / "model"), "--score", "--beam", "1", *test]
+    assert cli(*exported, capture_output=True).returncode == 0  # export --score too (on f908e24 the same ImportError)
+    assert "tok:char" in (tmp_path / "model" / "README.md").read_text(encoding="utf-8")
 
 
 def test_an_onnx_export_the_page_cannot_detokenize_is_refused(tmp_path: Path):
