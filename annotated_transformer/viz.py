@@ -209,7 +209,7 @@ class Drawing:
     def svg(self) -> str:
         return (
             f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {self.width} {self.height}" width="{self.width}" '
-            f'role="img" aria-labelledby="{self.key}-title" class="paper-figure" style="max-width: 100%; height: auto" '
+            f'role="group" aria-labelledby="{self.key}-title" class="paper-figure" style="max-width: 100%; height: auto" '
             'font-family="system-ui, -apple-system, Segoe UI, Helvetica, Arial, sans-serif">'
             f'<title id="{self.key}-title">{escape(self.title)}</title>'
             f'<defs><marker id="{self.key}-head" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" '

@@ -29,8 +29,9 @@ html_title = "The Annotated Transformer"
 html_static_path = ["_static"]
 html_css_files = ["custom.css"]
 html_show_sourcelink = False  # each notebook page links to its notebook instead (download, Colab, GitHub)
-pygments_style = "friendly"
-pygments_dark_style = "monokai"
+pygments_style = "a11y-light"  # accessible-pygments: colours with enough contrast to read (WCAG AA)
+pygments_dark_style = "a11y-dark"
+html_js_files = ["a11y.js"]
 
 add_module_names = False
 autodoc_member_order = "bysource"

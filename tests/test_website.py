@@ -3,7 +3,8 @@ a tiny model trained first), serve it, and open every page in headless Chromium 
 Playwright's own, driven by Playwright). A page fails on a console error, a failed or
 off-site request (the site must work offline), or a broken internal link; the math must be typeset,
 every chart drawn and showing its tooltip on hover, the attention chart's menus must change the map, each
-page must weigh at most 1.5 MB, and search must find `MultiHeadedAttention`. Every page's screenshot, at
+page must weigh at most 1.5 MB, axe-core must find no serious or critical accessibility violation, and search must
+find `MultiHeadedAttention`. Every page's screenshot, at
 desktop width (1400 px) and at phone width (390 px), is saved in tests/artifacts/website/."""
 
 import gzip
@@ -44,6 +45,8 @@ CHROMIUM_FLAGS = [
 ]
 
 UNRENDERED = (":::", "{.callout", ":class:")  # Quarto or MyST syntax that must never reach the reader
+AXE = ROOT / "tools" / "web" / "node_modules" / "axe-core" / "axe.min.js"  # pinned in tools/web/package-lock.json
+BARRIERS = ("serious", "critical")  # axe-core's impacts that keep someone from using a page
 
 
 class _Handler(SimpleHTTPRequestHandler):
@@ -203,6 +206,29 @@ MARK_POINT = """chart => {  // the centre of the chart's first point, else of it
 }"""
 
 
+def _accessibility(page) -> list[dict]:
+    "axe-core's findings on the page as it is now: each rule broken, its impact, how many elements, the first of them."
+    if not AXE.is_file():
+        sys.path.insert(0, str(ROOT / "tools"))
+        from site_model import npm_ci
+
+        npm_ci()
+    page.add_script_tag(path=str(AXE))
+    return page.evaluate(
+        """async () => (await axe.run(document, { resultTypes: ["violations"] })).violations.map((v) => ({
+          rule: v.id, impact: v.impact, elements: v.nodes.length, first: v.nodes[0].target.join(" "),
+        }))"""
+    )
+
+
+def _barriers(found: list[dict]) -> list[str]:
+    return [
+        f"accessibility: {f['rule']} ({f['impact']}), {f['elements']} element(s), first {f['first']}"
+        for f in found
+        if f["impact"] in BARRIERS
+    ]
+
+
 def _charts(page) -> list[str]:
     """Each chart on the page, '' when it is right: drawn by vega-embed, visible, with a size, and showing a tooltip
     when the pointer rests on one of its marks."""
@@ -278,7 +304,7 @@ def _broken_links(out: Path, base: str, name: str) -> list[str]:
 def visits(site, browser) -> dict:
     "Every page opened once: its problems (console, requests, math, charts, links), its math and its charts."
     out, base = site
-    found = {"problems": [], "math": {}, "charts": {}, "code_lines": {}, "bytes": {}}
+    found = {"problems": [], "math": {}, "charts": {}, "code_lines": {}, "bytes": {}, "accessibility": {}}
 
     def inspect_page(name):
         def check(page, problems):
@@ -298,6 +324,7 @@ def visits(site, browser) -> dict:
                 problems.append(f"{numbered} table(s) show pandas' row numbers 0, 1, 2, ... as a column")
             charts = found["charts"][name] = _charts(page)
             problems.extend(c for c in charts if c)
+            found["accessibility"][name] = _accessibility(page)
 
         return check
 
@@ -313,6 +340,15 @@ def test_every_page_opens_cleanly_and_its_links_resolve(visits):
     pages = set(visits["math"])
     assert {"index.html", "api.html", "attention.html", "visualization.html", "search.html"} <= pages, pages
     assert not visits["problems"], "\n".join(visits["problems"])
+
+
+def test_every_page_is_accessible(visits):
+    """axe-core (pinned in tools/web) finds no serious or critical violation on any page, the charts drawn; everything
+    it finds goes to tests/artifacts/website/accessibility.json."""
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    (ARTIFACTS / "accessibility.json").write_text(json.dumps(visits["accessibility"], indent=1))
+    barriers = [f"{name}: {line}" for name, found in visits["accessibility"].items() for line in _barriers(found)]
+    assert len(visits["accessibility"]) == len(visits["math"]) and not barriers, "\n".join(barriers)
 
 
 def test_code_fits_the_column(visits):
@@ -500,6 +536,9 @@ def test_try_it_translates_as_python_does(site, browser, multi30k):
             typed += [_typed(page, widget, sentence) for sentence in sentences[1:]]
             results[weights] = [text for text, _ in typed]
             figures[weights] = dict(first_use_ms=first_use_ms, median_ms=statistics.median(ms for _, ms in typed))
+        figures["focus"] = page.evaluate("() => document.activeElement.className")  # where the last click left it
+        figures["in_words"] = widget.locator(".try-it-words").text_content()
+        figures["announced"] = widget.locator(".try-it-output").get_attribute("aria-live")
         chart = widget.locator(".try-it-chart")
         figures["axis_tokens"] = chart.evaluate(AXIS_TOKENS)
         figures["menus"] = _menus_redraw(page, chart)
@@ -510,6 +549,7 @@ def test_try_it_translates_as_python_does(site, browser, multi30k):
         widget.screenshot(path=str(ARTIFACTS / "try-it-phone.png"))
         if page.evaluate("() => document.documentElement.scrollWidth > window.innerWidth + 1"):
             problems.append("the page scrolls sideways at phone width after a translation")
+        problems.extend(_barriers(_accessibility(page)))  # the widget with a translation and its map
 
     loaded = []
     problems = _check(browser, base + "try.html", "try-it", use, loaded)
@@ -530,3 +570,6 @@ def test_try_it_translates_as_python_does(site, browser, multi30k):
     (ARTIFACTS / "try_it.json").write_text(json.dumps(figures, indent=1))
     print(json.dumps(figures))
     assert figures["menus"] == {"layer": (True, False), "head": (True, False), "attention": (True, True)}, figures
+    # for a keyboard and a screen reader: focus stays on the button, the translation is announced, the map has words
+    assert figures["focus"] == "try-it-button" and figures["announced"] == "polite", figures
+    assert figures["in_words"].startswith("In words") and ": <s> → " in figures["in_words"], figures  # read first

@@ -42,7 +42,7 @@ def tiny_translator(run: Path) -> tuple[Translator, dict]:  # and its provenance
     return Translator.from_checkpoint(run / "last.pt", device="cpu"), provenance(run / "last.pt")
 
 
-def _npm_ci():
+def npm_ci():
     "Install the npm packages `tools/web/package-lock.json` pins into `tools/web/node_modules/`."
     npm = shutil.which("npm")
     if not npm:
@@ -59,7 +59,7 @@ def onnxruntime_web(into: Path):
     pinned = json.loads((WEB / "package-lock.json").read_text())["packages"]["node_modules/onnxruntime-web"]["version"]
     installed = package / "package.json"
     if not installed.is_file() or json.loads(installed.read_text())["version"] != pinned:
-        _npm_ci()
+        npm_ci()
     into.mkdir(parents=True, exist_ok=True)
     for name in RUNTIME:
         shutil.copy(package / "dist" / name, into / name)

@@ -3,12 +3,13 @@
 // Each `<div class="try-it">` of a page becomes a form. Nothing heavy loads until the reader first translates:
 // then onnxruntime-web (served by the site, from _static/try/ort/), the chosen model's two ONNX graphs (with a
 // progress bar), its vocabularies and its tokenizer rules, and Vega (for the attention map) if the page has not
-// loaded it. The search is greedy, as `browser.OnnxTranslator` with a beam of one in Python; the map is the site's attention
-// explorer (`viz.attention_chart`'s spec, saved when the site was built) filled with this sentence's weights.
+// loaded it. The graphs are checked against the checksums in the model's config.json, from which the special tokens'
+// ids come too. The search is greedy, as `onnx_format.OnnxTranslator` with a beam of one in Python; the map is the
+// site's attention explorer (`viz.attention_chart`'s spec, saved when the site was built) filled with this sentence's
+// weights, and said in words below it. A widget that cannot start says so, and the page's others still work.
 import { Detokenizer, Tokenizer } from "./text.js";
 
 const HERE = new URL(".", import.meta.url); // _static/try/
-const BOS = 0, EOS = 1, PAD = 2; // the special tokens' ids (training.SPECIALS)
 const models = new Map(); // weights' name -> the promise of a loaded model, shared by the page's widgets
 const MENUS = ["kind", "layer", "head"]; // the map's menus (`viz.attention_chart`'s params)
 
@@ -35,6 +36,14 @@ async function fetchBytes(url, progress) {
   }
   const bytes = new Uint8Array(chunks.reduce((n, c) => n + c.length, 0));
   chunks.reduce((offset, c) => (bytes.set(c, offset), offset + c.length), 0);
+  return bytes;
+}
+
+async function checked(name, bytes, expected) {
+  // `bytes` if their SHA-256 is the one the model's config.json gives for `name`; else an error that says so.
+  const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", bytes));
+  const hex = Array.from(digest, (b) => b.toString(16).padStart(2, "0")).join("");
+  if (hex !== expected) throw new Error(`${name} is not the file this model was exported with (its checksum differs)`);
   return bytes;
 }
 
@@ -75,8 +84,10 @@ async function loadModel(weights, report) {
       numThreads: 1, // threads would need a cross-origin-isolated page
     });
   }
-  const encoder = await ort.InferenceSession.create(bytes["encoder.onnx"]);
-  const decoder = await ort.InferenceSession.create(bytes["decoder.onnx"]);
+  const graph = (name) => checked(name, bytes[name], config.graphs[name].sha256);
+  const encoder = await ort.InferenceSession.create(await graph("encoder.onnx"));
+  const decoder = await ort.InferenceSession.create(await graph("decoder.onnx"));
+  const special = (token) => config.vocabs.tgt.indexOf(token); // training.SPECIALS, first in both vocabularies
   if (typeof vegaEmbed === "undefined") await loadScript(new URL("../vega.js", HERE));
   return {
     config,
@@ -86,6 +97,9 @@ async function loadModel(weights, report) {
     tokenizer: new Tokenizer(rules.source),
     detokenizer: new Detokenizer(rules.target),
     source: new Map(config.vocabs.src.map((token, id) => [token, id])),
+    BOS: special("<s>"),
+    EOS: special("</s>"),
+    PAD: special("<blank>"),
   };
 }
 
@@ -105,13 +119,13 @@ async function greedy(model, sourceIds) {
   // weights of the encoder and of the decoder's last step, and what that step read: <s> and the output before it.
   const src = ids(sourceIds);
   const { memory, encoder_self_attention } = await model.encoder.run({ src });
-  const ys = [BOS];
+  const ys = [model.BOS];
   let step, read;
   for (let i = 0; i < sourceIds.length + 49; i++) {
     read = [...ys];
     step = await model.decoder.run({ memory, src, ys: ids(read) });
     const next = argmax(step.log_probs.data);
-    if (next === EOS) break;
+    if (next === model.EOS) break;
     ys.push(next);
   }
   const weights = [encoder_self_attention, step.decoder_self_attention, step.decoder_source_attention];
@@ -157,23 +171,26 @@ function render(widget) {
       </div>
     </form>
     <p class="try-it-status" role="status"></p>
-    <progress class="try-it-progress" hidden></progress>
-    <p class="try-it-output" lang="${target}" aria-label="${LANGUAGES.of(target)} translation"></p>
-    <div class="try-it-chart"></div>`;
+    <progress class="try-it-progress" aria-label="Loading the model" hidden></progress>
+    <p class="try-it-output-label">${LANGUAGES.of(target)}</p>
+    <p class="try-it-output" lang="${target}" aria-live="polite"></p>
+    <div class="try-it-chart"></div>
+    <p class="try-it-words"></p>`;
   widget.querySelector(".try-it-input").value = example;
   const select = widget.querySelector(".try-it-weights");
   for (const { name, megabytes } of weights) select.add(new Option(`${name}, ${megabytes.toFixed(1)} MB`, name));
   widget.querySelector("form").addEventListener("submit", (event) => {
     event.preventDefault();
     const button = widget.querySelector(".try-it-button");
-    button.disabled = true; // one translation at a time
+    if (button.getAttribute("aria-disabled") === "true") return; // one translation at a time
+    button.setAttribute("aria-disabled", "true"); // not `disabled`, which would take the keyboard's focus away
     translate(widget)
       .catch((error) => {
         widget.querySelector(".try-it-status").textContent = `Could not translate: ${error.message}`;
         widget.dataset.state = "failed";
         console.error(error);
       })
-      .finally(() => (button.disabled = false));
+      .finally(() => button.setAttribute("aria-disabled", "false"));
   });
 }
 
@@ -187,6 +204,7 @@ async function translate(widget) {
   widget.view?.finalize(); // the last sentence's map goes, its menus' choices stay for the next
   widget.view = null;
   widget.querySelector(".try-it-chart").replaceChildren();
+  widget.querySelector(".try-it-words").textContent = "";
   output.textContent = "";
   if (!text.trim()) {
     status.textContent = "Type a sentence to translate.";
@@ -207,7 +225,7 @@ async function translate(widget) {
   widget.dataset.state = "translating";
   status.textContent = "Translating…";
   const tokens = model.tokenizer.tokenize(text);
-  const sourceIds = [...tokens.map((t) => model.source.get(t) ?? model.source.get("<unk>")), EOS];
+  const sourceIds = [...tokens.map((t) => model.source.get(t) ?? model.source.get("<unk>")), model.EOS];
   const most = model.config.positions - 51; // as `Translator.too_long`: 50 positions kept for the output to grow
   if (tokens.length === 0) {
     status.textContent = "Type a sentence to translate.";
@@ -218,7 +236,7 @@ async function translate(widget) {
     const { ys, read, weights: maps } = await greedy(model, sourceIds);
     const milliseconds = performance.now() - start;
     const itos = model.config.vocabs.tgt;
-    const outputIds = ys.filter((id) => id !== BOS && id !== PAD); // as `Vocab.decode`
+    const outputIds = ys.filter((id) => id !== model.BOS && id !== model.PAD); // as `Vocab.decode`
     output.textContent = model.detokenizer.detokenize(outputIds.map((id) => itos[id]));
     status.textContent = `Greedy search, ${weights} weights: ${Math.round(milliseconds)} ms in your browser.`;
     widget.dataset.milliseconds = milliseconds;
@@ -231,6 +249,32 @@ async function draw(widget, model, weights, sourceTokens, targetTokens) {
   const spec = chartSpec(model, weights, sourceTokens, targetTokens, widget.choices);
   const place = widget.querySelector(".try-it-chart");
   widget.view = (await vegaEmbed(place, spec, { renderer: "svg", actions: false })).view;
+  widget.querySelector(".try-it-words").textContent = inWords(weights[2], sourceTokens, targetTokens);
 }
 
-for (const widget of document.querySelectorAll("div.try-it")) render(widget);
+function inWords(sourceAttention, sourceTokens, targetTokens) {
+  // The map's gist for a reader who cannot see it: for each token the decoder read, the source token its last
+  // layer's heads attend to most, on average (the decoder-source map, `decoder_source_attention`).
+  const [, layers, heads, queries, keys] = sourceAttention.dims;
+  const w = sourceAttention.data;
+  const pairs = [];
+  for (let q = 0; q < queries; q++) {
+    const mean = Array.from({ length: keys }, (_, k) => {
+      let sum = 0;
+      for (let h = 0; h < heads; h++) sum += w[(((layers - 1) * heads + h) * queries + q) * keys + k];
+      return sum / heads;
+    });
+    pairs.push(`${targetTokens[q]} → ${sourceTokens[argmax(mean)]}`);
+  }
+  return `In words, the last layer's attention to the source: each word the decoder read, and the source word it looked at most: ${pairs.join(", ")}.`;
+}
+
+for (const widget of document.querySelectorAll("div.try-it")) {
+  try {
+    render(widget);
+  } catch (error) {
+    // a widget whose attributes are wrong says so, and the page's other widgets still work
+    widget.textContent = `This translator could not start: ${error.message}`;
+    console.error(error);
+  }
+}
