@@ -159,14 +159,14 @@ def _open(browser, url: str, problems: list[str], loaded: list[str] | None = Non
     return page
 
 
-def _check(browser, url: str, name: str, check, loaded: list[str] | None = None) -> list[str]:
-    "Open a page, run `check(page, problems)`, and keep its screenshot."
+def _check(browser, url: str, name: str, check, loaded: list[str] | None = None, shot: str | None = None) -> list[str]:
+    "Open a page, run `check(page, problems)`, and keep its screenshot as it is then (named `shot`, else `name`)."
     problems = []
     page = _open(browser, url, problems, loaded)
     try:
         check(page, problems)
     finally:
-        _screenshot(page, name)
+        _screenshot(page, shot or name)
         page.close()
     return [f"{name}: {p}" for p in problems]
 
@@ -304,7 +304,7 @@ def _broken_links(out: Path, base: str, name: str) -> list[str]:
 def visits(site, browser) -> dict:
     "Every page opened once: its problems (console, requests, math, charts, links), its math and its charts."
     out, base = site
-    found = {"problems": [], "math": {}, "charts": {}, "code_lines": {}, "bytes": {}, "accessibility": {}}
+    found = {"problems": [], "math": {}, "charts": {}, "code_lines": {}, "bytes": {}, "accessibility": {}, "wide": {}}
 
     def inspect_page(name):
         def check(page, problems):
@@ -325,12 +325,17 @@ def visits(site, browser) -> dict:
             charts = found["charts"][name] = _charts(page)
             problems.extend(c for c in charts if c)
             found["accessibility"][name] = _accessibility(page)
+            page.mouse.move(0, 0)  # no tooltip left showing
+            _screenshot(page, name)  # at 1400 px; then the same page at a phone's width, its screenshot kept last
+            page.set_viewport_size(PHONE)
+            page.wait_for_timeout(200)
+            found["wide"][name] = page.evaluate("() => document.documentElement.scrollWidth > window.innerWidth + 1")
 
         return check
 
     for name in _pages(out):
         loaded = []
-        found["problems"] += _check(browser, base + name, name, inspect_page(name), loaded)
+        found["problems"] += _check(browser, base + name, name, inspect_page(name), loaded, shot=f"phone/{name}")
         found["problems"] += _broken_links(out, base, name)
         found["bytes"][name] = _page_bytes(out, base, loaded)
     return found
@@ -418,21 +423,12 @@ def test_attention_menus_change_the_map(site, browser):
     assert changes["attention"] == (True, True), changes  # the decoder–source map: target tokens down
 
 
-def test_screenshots_at_phone_width(site, browser):
-    "Every page at a phone's width: screenshots to look at, and no page scrolls sideways."
-    out, base = site
-    wide = []
-    for name in _pages(out):
-
-        def phone(page, problems, name=name):
-            page.set_viewport_size(PHONE)
-            page.wait_for_timeout(200)
-            if page.evaluate("() => document.documentElement.scrollWidth > window.innerWidth + 1"):
-                wide.append(name)
-
-        problems = _check(browser, base + name, f"phone/{name}", phone)
-        assert not problems, "\n".join(problems)
-    assert not wide, f"these pages scroll sideways at {PHONE['width']} px: {wide}"
+def test_screenshots_at_phone_width(visits):
+    "Every page at a phone's width (the same visit, the window narrowed): screenshots to look at, none scrolls sideways."
+    wide = [name for name, sideways in visits["wide"].items() if sideways]
+    assert len(visits["wide"]) == len(visits["math"]) and not wide, (
+        f"these scroll sideways at {PHONE['width']} px: {wide}"
+    )
 
 
 def test_search_finds_multiheadedattention(site, browser):
