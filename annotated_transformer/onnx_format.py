@@ -235,6 +235,7 @@ The website's "Try it" page runs these files with onnxruntime-web; `text.json` h
 
 
 def _no_advice(record: logging.LogRecord) -> bool:
+    "A logging filter: False for onnxruntime's advice to pre-process the graph before quantizing it."
     return "pre-processing before quantization" not in record.getMessage()
 
 
