@@ -63,7 +63,7 @@ format: $(VENV)/.dev  ## ruff format, and ruff check's safe fixes, applied to th
 	$(BIN)/ruff check --fix-only
 	$(BIN)/ruff format
 
-docs: $(VENV)/.dev  ## the website into _docs/ (MODEL=DIR: the model its "Try it" page runs; else a tiny one is trained)
+docs: $(VENV)/.dev  ## the website into _docs/ (MODEL=DIR: the model its "Try it" page runs; else a small one, trained once and cached)
 	$(BIN)/python tools/build_docs.py $(if $(MODEL),--model $(MODEL))
 
 bench: $(VENV)/.bench  ## the performance table of nbs/15_performance.ipynb; options: make bench BENCH_ARGS="--help"

@@ -15,7 +15,8 @@ copyright = "2026, " + author
 release = annotated_transformer.__version__
 
 extensions = ["myst_nb", "sphinx.ext.autodoc", "sphinx.ext.viewcode", "sphinx-mathjax-offline"]
-exclude_patterns = ["_build", "_static"]  # _static holds the notebooks for download: files, not pages
+# _static holds the notebooks for download: files, not pages; the API page includes moved_names.md
+exclude_patterns = ["_build", "_static", "moved_names.md"]
 suppress_warnings = ["mystnb.unknown_mime_type"]
 
 # The notebooks keep the outputs of their real runs; the website shows those and executes nothing.

@@ -18,6 +18,7 @@ import pytest
 import torch
 from corpora import first_lines, write_corpus, write_wmt14_stand_in
 
+from annotated_transformer.cli import main
 from annotated_transformer.data import find_corpus_file, read_lines
 
 pytestmark = pytest.mark.xdist_group("test_cli")  # its module-scoped fixtures are built once, on one worker
@@ -39,15 +40,20 @@ def train_state(checkpoint: Path) -> dict:
     return torch.load(checkpoint, weights_only=True)["train_state"]
 
 
-def test_console_script_help():
-    "The installed `annotated-transformer` script exists, its help lists the commands, and each command's help works."
+def test_console_script_help(capsys):
+    """The installed `annotated-transformer` script exists and its help lists the commands; each command's help works
+    (through `cli.main`, in this process: the script's own start is checked once)."""
     script = Path(sys.executable).parent / "annotated-transformer"
+    top = subprocess.run([script, "--help"], capture_output=True, text=True, check=True).stdout
 
     def help_of(*command: str) -> str:
-        return subprocess.run([script, *command, "--help"], capture_output=True, text=True, check=True).stdout
+        with pytest.raises(SystemExit) as stopped:
+            main([*command, "--help"])
+        assert stopped.value.code == 0
+        return capsys.readouterr().out
 
     commands = ("train", "translate", "evaluate", "average", "export")
-    assert all(command in help_of() for command in commands)
+    assert all(command in top for command in commands) and top == help_of()
     for command in (*commands, "train copy", "train wmt14"):
         assert help_of(*command.split()).startswith(f"usage: annotated-transformer {command}")
     assert "--resume" in help_of("train", "multi30k")

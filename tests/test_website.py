@@ -1,12 +1,14 @@
 """The website in a real browser: build it as `make docs` does (with the model directory $DOCS_MODEL names, else
-a tiny model trained first), serve it, and open every page in headless Chromium (Debian's `chromium`, or
-Playwright's own, driven by Playwright). A page fails on a console error, a failed or
-off-site request (the site must work offline), or a broken internal link; the math must be typeset,
-every chart drawn and showing its tooltip on hover, the attention chart's menus must change the map, each
-page must weigh at most 1.5 MB, axe-core must find no serious or critical accessibility violation, and search must
-find `MultiHeadedAttention`. Every page's screenshot, at
-desktop width (1400 px) and at phone width (390 px), is saved in tests/artifacts/website/."""
+the site's fallback model, trained once and cached), serve it, and open every page in headless Chromium (Debian's
+`chromium`, or Playwright's own, driven by Playwright). A page fails on a console error, a failed or off-site request
+(the site must work offline), or a broken internal link; the math must be typeset, every chart drawn and showing its
+tooltip on hover, the attention chart's menus must change the map, each page must weigh at most 1.5 MB, axe-core must
+find no serious or critical accessibility violation, and search must find `MultiHeadedAttention`. Every page's
+screenshot, at desktop width (1400 px) and at phone width (390 px), is saved in tests/artifacts/website/. The "Try it"
+translator must translate as Python does, greedily and with the beam, in the page and in Node, and say what went
+wrong when something does."""
 
+import contextlib
 import gzip
 import importlib
 import inspect
@@ -28,9 +30,18 @@ import pytest
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 from playwright.sync_api import sync_playwright
 
+from annotated_transformer.data import load_multi30k
+from annotated_transformer.decoding import MAX_EXTRA
+from annotated_transformer.fast_decoding import BeamSearch
+from annotated_transformer.formats import model_alpha
+from annotated_transformer.onnx_format import OnnxTranslator
+
 pytestmark = pytest.mark.xdist_group("test_website")  # its module-scoped fixtures are built once, on one worker
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tools"))
+import site_model  # noqa: E402  (tools/site_model.py: the site's translator)
+
 ARTIFACTS = ROOT / "tests" / "artifacts" / "website"
 DESKTOP, PHONE = {"width": 1400, "height": 1000}, {"width": 390, "height": 844}
 MAX_PAGE_BYTES = 1_500_000  # what a page loads, as a web server sends it (compressed, as GitHub Pages does)
@@ -74,18 +85,23 @@ def _chromium(playwright) -> str:
 
 @pytest.fixture(scope="module")
 def site(tmp_path_factory, multi30k):
-    "The website, built from the notebooks into a temporary folder and served on a local port."
-    out = tmp_path_factory.mktemp("site")
-    model = ["--model", os.environ["DOCS_MODEL"]] if os.environ.get("DOCS_MODEL") else []
-    build = subprocess.run(
-        [sys.executable, "tools/build_docs.py", "--out", str(out), *model],
-        env=dict(os.environ, MULTI30K_DIR=str(multi30k)),  # the tiny model's data, found, never downloaded
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    assert build.returncode == 0, f"the docs build failed:\n{build.stdout[-4000:]}\n{build.stderr[-4000:]}"
+    """The website, served on a local port: built from the notebooks into a temporary folder as `make docs` builds it,
+    or the one $DOCS_SITE names (CI's, which `make docs` has just built from the same checkout)."""
+    if os.environ.get("DOCS_SITE"):
+        out = Path(os.environ["DOCS_SITE"]).resolve()
+        assert (out / "index.html").is_file(), f"DOCS_SITE={out} holds no website: `make docs` builds one"
+    else:
+        out = tmp_path_factory.mktemp("site")
+        model = ["--model", os.environ["DOCS_MODEL"]] if os.environ.get("DOCS_MODEL") else []
+        build = subprocess.run(
+            [sys.executable, "tools/build_docs.py", "--out", str(out), *model],
+            env=dict(os.environ, MULTI30K_DIR=str(multi30k)),  # the fallback model's data, found, never downloaded
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=1200,
+        )
+        assert build.returncode == 0, f"the docs build failed:\n{build.stdout[-4000:]}\n{build.stderr[-4000:]}"
     server = ThreadingHTTPServer(("127.0.0.1", 0), partial(_Handler, directory=str(out)))
     threading.Thread(target=server.serve_forever, daemon=True).start()
     yield out, f"http://127.0.0.1:{server.server_address[1]}/"
@@ -171,6 +187,12 @@ def _check(browser, url: str, name: str, check, loaded: list[str] | None = None,
     return [f"{name}: {p}" for p in problems]
 
 
+def _narrow(page):
+    "The page at a phone's width, laid out anew."
+    page.set_viewport_size(PHONE)
+    page.wait_for_function("width => window.innerWidth === width", arg=PHONE["width"])
+
+
 def _page_bytes(out: Path, base: str, urls: list[str]) -> int:
     "What the files behind `urls` weigh, each compressed as a web server sends it."
     paths = {unquote(urlsplit(u).path[1:]) or "index.html" for u in urls if u.startswith(base)}
@@ -209,10 +231,7 @@ MARK_POINT = """chart => {  // the centre of the chart's first point, else of it
 def _accessibility(page) -> list[dict]:
     "axe-core's findings on the page as it is now: each rule broken, its impact, how many elements, the first of them."
     if not AXE.is_file():
-        sys.path.insert(0, str(ROOT / "tools"))
-        from site_model import npm_ci
-
-        npm_ci()
+        site_model.npm_ci()
     page.add_script_tag(path=str(AXE))
     return page.evaluate(
         """async () => (await axe.run(document, { resultTypes: ["violations"] })).violations.map((v) => ({
@@ -327,8 +346,7 @@ def visits(site, browser) -> dict:
             found["accessibility"][name] = _accessibility(page)
             page.mouse.move(0, 0)  # no tooltip left showing
             _screenshot(page, name)  # at 1400 px; then the same page at a phone's width, its screenshot kept last
-            page.set_viewport_size(PHONE)
-            page.wait_for_timeout(200)
+            _narrow(page)
             found["wide"][name] = page.evaluate("() => document.documentElement.scrollWidth > window.innerWidth + 1")
 
         return check
@@ -400,6 +418,22 @@ MAP_FILLS = "chart => [...chart.querySelectorAll('svg.marks .mark-rect path')].m
 AXIS_LABELS = "chart => [...chart.querySelectorAll('svg.marks .role-axis-label text')].map(t => t.textContent).join()"
 
 
+REDRAWN = f"([chart, before]) => ({MAP_FILLS})(chart) + ({AXIS_LABELS})(chart) !== before"
+
+
+def _menus_redraw(page, chart) -> dict:
+    """Whether each of the map's menus (layer, head, attention kind) changes what it draws: its fills, its axes' labels.
+    Each choice waits until the map is drawn anew (at most 5 s: a map that does not change is drawn the same)."""
+    changes = {}
+    for menu, value in (("layer", "2"), ("head", "3"), ("attention", "2")):
+        before = chart.evaluate(MAP_FILLS), chart.evaluate(AXIS_LABELS)
+        chart.locator(".vega-bind", has_text=menu).locator("select").select_option(value)
+        with contextlib.suppress(PlaywrightTimeout):
+            page.wait_for_function(REDRAWN, arg=[chart.element_handle(), "".join(before)], timeout=5_000)
+        changes[menu] = (chart.evaluate(MAP_FILLS) != before[0], chart.evaluate(AXIS_LABELS) != before[1])
+    return changes
+
+
 def test_attention_menus_change_the_map(site, browser):
     "On the visualization page, choosing another kind, layer or head of attention redraws the map it shows."
     out, base = site
@@ -407,15 +441,7 @@ def test_attention_menus_change_the_map(site, browser):
 
     def choose(page, problems):
         page.wait_for_function(CHARTS_DRAWN, timeout=20_000)
-        chart = page.locator("div.vega-chart", has=page.locator("select")).last
-        before = chart.evaluate(MAP_FILLS), chart.evaluate(AXIS_LABELS)
-        for menu, value in (("layer", "2"), ("head", "3"), ("attention", "2")):
-            select = chart.locator(".vega-bind", has_text=menu).locator("select")
-            select.select_option(value)
-            page.wait_for_timeout(300)
-            after = chart.evaluate(MAP_FILLS), chart.evaluate(AXIS_LABELS)
-            changes[menu] = (after[0] != before[0], after[1] != before[1])
-            before = after
+        changes.update(_menus_redraw(page, page.locator("div.vega-chart", has=page.locator("select")).last))
 
     problems = _check(browser, base + "visualization.html", "visualization-menus", choose)
     assert not problems, "\n".join(problems)
@@ -470,11 +496,11 @@ def test_api_reference_documents_every_export_with_its_source(site):
 def test_api_reference_says_where_moved_names_went(site):
     "Each name that moved is on the API page with its new name, which exists, while the old one is gone."
     out, _ = site
-    sys.path.insert(0, str(ROOT / "tools"))
-    from build_docs import MOVED
-
+    table = (ROOT / "docs" / "moved_names.md").read_text(encoding="utf-8")
+    moved = re.findall(r"^\| `([^`]+)` \| `([^`]+)` \|", table, re.M)  # (was, is now), a row each
+    assert 0 < len(moved) == table.count("\n| `"), "a row of docs/moved_names.md is not | `was` | `is now` | note |"
     text = re.sub(r"<[^>]+>", "", (out / "api.html").read_text(encoding="utf-8"))
-    for old, (new, _) in MOVED.items():
+    for old, new in moved:
         assert old in text and new in text, (old, new)
         if "(" in old:  # an argument that became something else, which the notebooks test
             continue
@@ -484,39 +510,85 @@ def test_api_reference_says_where_moved_names_went(site):
             assert hasattr(importlib.import_module(f"annotated_transformer.{new_home}"), new_name), new
 
 
-TRIED = 20  # validation sentences typed into the "Try it" widget, with each of its weights
+TRIED = 20  # validation sentences typed into the "Try it" widget, with each of its weights and searches
+NODE_TRIED = 100  # validation sentences the page's translator translates in Node, with each weights and search
+SEARCHES = {"greedy": 1, "beam": BeamSearch.beam}  # the widget's choices of search
 DONE = "widget => ['done', 'failed'].includes(widget.dataset.state)"
 AXIS_TOKENS = "chart => [...chart.querySelectorAll('svg .role-axis-label text')].map(t => t.textContent)"
 
 
-def _typed(page, widget, sentence: str) -> tuple[str, float]:
-    "Type `sentence`, press Translate, and return the translation and the milliseconds the widget reports for it."
+def _pressed(page, widget, sentence: str) -> dict:
+    "Type `sentence`, press Translate, wait until the widget is done or has failed, and return what it shows."
     widget.locator("input.try-it-input").fill(sentence)
     widget.locator("button.try-it-button").click()
     page.wait_for_function(DONE, arg=widget.element_handle(), timeout=120_000)
-    assert widget.get_attribute("data-state") == "done", widget.locator(".try-it-status").text_content()
-    return widget.locator(".try-it-output").text_content(), float(widget.get_attribute("data-milliseconds"))
+    return {
+        "state": widget.get_attribute("data-state"),
+        "status": widget.locator(".try-it-status").text_content(),
+        "output": widget.locator(".try-it-output").text_content(),
+        "ms": float(widget.get_attribute("data-milliseconds") or "nan"),
+    }
 
 
-def _menus_redraw(page, chart) -> dict:
-    "Whether each of the map's menus (layer, head, attention kind) changes what it draws."
-    changes = {}
-    for menu, value in (("layer", "2"), ("head", "3"), ("attention", "2")):
-        before = chart.evaluate(MAP_FILLS), chart.evaluate(AXIS_LABELS)
-        chart.locator(".vega-bind", has_text=menu).locator("select").select_option(value)
-        page.wait_for_timeout(300)
-        changes[menu] = (chart.evaluate(MAP_FILLS) != before[0], chart.evaluate(AXIS_LABELS) != before[1])
-    return changes
+def _typed(page, widget, sentence: str) -> tuple[str, float]:
+    "The translation of `sentence` and the milliseconds the widget reports for it."
+    shown = _pressed(page, widget, sentence)
+    assert shown["state"] == "done", shown["status"]
+    return shown["output"], shown["ms"]
+
+
+def _python(model: Path, sentences: list[str], beam: int) -> list[str]:
+    "Python's translations with the same model directory and the model's α, a sentence at a time as the widget's."
+    translator = OnnxTranslator(model, beam=beam, alpha=model_alpha(model))
+    return [translator.translate([sentence])[0] for sentence in sentences]
+
+
+def _agree(weights: str, search: str, ours: list[str], python: list[str]) -> int:
+    "How many of `ours` are Python's; all of them with float32 weights, 90% with 8-bit ones (below)."
+    same = sum(a == b for a, b in zip(ours, python))
+    # float32 exactly; 8-bit arithmetic may round differently on another CPU than in WebAssembly
+    assert same >= (len(python) if weights == "float32" else 0.9 * len(python)), (
+        weights,
+        search,
+        [(a, b) for a, b in zip(ours, python) if a != b],
+    )
+    return same
+
+
+def test_translator_in_node_searches_as_python(site, multi30k, tmp_path):
+    """The page's translator with no page in it (docs/_static/try/translator.js), run by Node on the WebAssembly
+    runtime the page runs (tools/web/translate.mjs): with each of the site's weights, validation sentences translate
+    with greedy search and with the beam exactly as Python's `OnnxTranslator` translates them, with the model's α."""
+    node = shutil.which("node") or pytest.fail("No Node found: install Node.js 20 or newer (https://nodejs.org).")
+    out, _ = site
+    sentences = [source for source, _ in load_multi30k("val", multi30k)[:NODE_TRIED]]
+    figures = {}
+    for weights in site_model.WEIGHTS:
+        model = out / "_static" / "try" / weights
+        searches = [dict(beam=beam, alpha=model_alpha(model)) for beam in SEARCHES.values()]
+        job = dict(model=str(model), sentences=sentences, searches=searches, maxExtra=MAX_EXTRA)
+        (tmp_path / "job.json").write_text(json.dumps(job, ensure_ascii=False), encoding="utf-8")
+        run = subprocess.run(
+            [node, ROOT / "tools" / "web" / "translate.mjs", tmp_path / "job.json", tmp_path / "out.json"],
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
+        assert run.returncode == 0, f"Node failed:\n{run.stderr[-4000:]}"
+        results = json.loads((tmp_path / "out.json").read_text(encoding="utf-8"))
+        for (search, beam), outputs in zip(SEARCHES.items(), results):
+            same = _agree(weights, search, [o["text"] for o in outputs], _python(model, sentences, beam))
+            median = statistics.median(o["ms"] for o in outputs)
+            figures[f"{weights} {search}"] = dict(identical=f"{same} / {len(sentences)}", median_ms=median)
+    print(json.dumps(figures))
 
 
 def test_try_it_translates_as_python_does(site, browser, multi30k):
-    """The "Try it" page: with each of its weights, typed validation sentences translate in the browser exactly as
-    Python's greedy search translates them with the same exported model (`OnnxTranslator`, a sentence at a time, as
-    the widget); the map's menus redraw it, its axes are the typed sentence's tokens; nothing is requested off the
-    site. The timings and sizes go to tests/artifacts/website/try_it.json, with screenshots at both widths."""
-    from annotated_transformer.data import load_multi30k
-    from annotated_transformer.onnx_format import OnnxTranslator
-
+    """The "Try it" page: with each of its weights, with greedy search and with the beam, typed validation sentences
+    translate in the browser exactly as Python's `OnnxTranslator` translates them with the same model directory and
+    α; the beam's steps are shown, the hypothesis chosen marked; the map's menus redraw it, its axes are the typed
+    sentence's tokens; nothing is requested off the site. The timings and sizes go to
+    tests/artifacts/website/try_it.json, with screenshots of the beam at both widths."""
     out, base = site
     sentences = [source for source, _ in load_multi30k("val", multi30k)[:TRIED]]
     figures, results = {}, {}
@@ -524,48 +596,84 @@ def test_try_it_translates_as_python_does(site, browser, multi30k):
     def use(page, problems):
         figures["page_bytes_before_use"] = _page_bytes(out, base, loaded)
         widget = page.locator("div.try-it")
-        for weights in ("int8", "float32"):
+        for weights in site_model.WEIGHTS[::-1]:  # the default, int8, last: the screenshots show it
             widget.locator("select.try-it-weights").select_option(weights)
             start = page.evaluate("performance.now()")
-            typed = [_typed(page, widget, sentences[0])]
-            first_use_ms = page.evaluate("performance.now()") - start  # loading the runtime and the model included
-            typed += [_typed(page, widget, sentence) for sentence in sentences[1:]]
-            results[weights] = [text for text, _ in typed]
-            figures[weights] = dict(first_use_ms=first_use_ms, median_ms=statistics.median(ms for _, ms in typed))
+            _typed(page, widget, sentences[0])
+            figures[f"{weights} first use"] = dict(ms=page.evaluate("performance.now()") - start)  # loading included
+            for search, beam in SEARCHES.items():
+                widget.locator("select.try-it-search").select_option(str(beam))
+                typed = [_typed(page, widget, sentence) for sentence in sentences]
+                results[weights, search] = [text for text, _ in typed]
+                figures[f"{weights} {search}"] = dict(median_ms=statistics.median(ms for _, ms in typed))
         figures["focus"] = page.evaluate("() => document.activeElement.className")  # where the last click left it
         figures["in_words"] = widget.locator(".try-it-words").text_content()
         figures["announced"] = widget.locator(".try-it-output").get_attribute("aria-live")
         chart = widget.locator(".try-it-chart")
         figures["axis_tokens"] = chart.evaluate(AXIS_TOKENS)
         figures["menus"] = _menus_redraw(page, chart)
-        page.wait_for_timeout(300)
+        figures["example"] = _typed(page, widget, widget.get_attribute("data-example"))[0]  # with the beam, int8
+        beam = widget.locator(".try-it-beam")
+        figures["chosen"] = beam.locator("tr.try-it-chosen").all_inner_texts()
+        beam.locator("input[type=range]").fill("1")
+        figures["first_step"] = beam.locator("tbody tr").all_inner_texts()
+        beam.locator("input[type=range]").fill(str(beam.locator("input[type=range]").get_attribute("max")))
         widget.screenshot(path=str(ARTIFACTS / "try-it-desktop.png"))
-        page.set_viewport_size(PHONE)
-        page.wait_for_timeout(300)
+        _narrow(page)
         widget.screenshot(path=str(ARTIFACTS / "try-it-phone.png"))
         if page.evaluate("() => document.documentElement.scrollWidth > window.innerWidth + 1"):
             problems.append("the page scrolls sideways at phone width after a translation")
-        problems.extend(_barriers(_accessibility(page)))  # the widget with a translation and its map
+        problems.extend(_barriers(_accessibility(page)))  # the widget with a translation, its beam and its map
 
     loaded = []
     problems = _check(browser, base + "try.html", "try-it", use, loaded)
     assert not problems, "\n".join(problems)
-    for weights, typed in results.items():
+    for (weights, search), typed in results.items():
         model = out / "_static" / "try" / weights
-        python = [OnnxTranslator(model).translate([sentence])[0] for sentence in sentences]
-        same = sum(a == b for a, b in zip(typed, python))
-        figures[weights].update(identical=same, megabytes=sum(f.stat().st_size for f in model.glob("*.onnx")) / 1e6)
-        # float32 exactly; 8-bit arithmetic may round differently on another CPU than in WebAssembly
-        assert same >= (TRIED if weights == "float32" else 0.9 * TRIED), (
-            weights,
-            [(a, b) for a, b in zip(typed, python) if a != b],
-        )
+        same = _agree(weights, search, typed, _python(model, sentences, SEARCHES[search]))
+        figures[f"{weights} {search}"]["identical"] = f"{same} / {TRIED}"
+        figures[f"{weights} first use"]["megabytes"] = sum(f.stat().st_size for f in model.glob("*.onnx")) / 1e6
     last = OnnxTranslator(out / "_static" / "try" / "float32")
     tokens = [last.src_vocab.itos[i] for i in last.encode(sentences[-1:])[0]]  # what the encoder read, </s> last
     assert sorted(figures["axis_tokens"]) == sorted(tokens * 2), (figures["axis_tokens"], tokens)
-    (ARTIFACTS / "try_it.json").write_text(json.dumps(figures, indent=1))
-    print(json.dumps(figures))
+    (ARTIFACTS / "try_it.json").write_text(json.dumps(figures, indent=1, ensure_ascii=False))
+    print(json.dumps(figures, ensure_ascii=False))
     assert figures["menus"] == {"layer": (True, False), "head": (True, False), "attention": (True, True)}, figures
     # for a keyboard and a screen reader: focus stays on the button, the translation is announced, the map has words
     assert figures["focus"] == "try-it-button" and figures["announced"] == "polite", figures
     assert figures["in_words"].startswith("In words") and ": <s> → " in figures["in_words"], figures  # read first
+    # the beam: one hypothesis chosen, the example's translation; at step 1, k prefixes of <s> and one token each
+    assert len(figures["chosen"]) == 1 and figures["example"], figures
+    assert len(figures["first_step"]) == BeamSearch.beam, figures
+    assert all(row.startswith("<s> ") and len(row.split("\t")[0].split()) == 2 for row in figures["first_step"]), (
+        figures
+    )
+
+
+def test_try_it_says_what_went_wrong_and_recovers(site, browser):
+    """The widget's error paths: a graph damaged on its way (config.json's checksum catches it) fails with a message
+    that names the file, and the next press, the file whole again, translates; a sentence longer than the model
+    takes is refused with its length and the limit, an empty one with what to do."""
+    out, base = site
+    config = json.loads((out / "_static" / "try" / "int8" / "config.json").read_text(encoding="utf-8"))
+    most = config["positions"] - MAX_EXTRA - 1  # source tokens, </s> aside (`Translator.too_long`)
+    damaged = "**/_static/try/int8/decoder.onnx"
+    shown = {}
+
+    def use(page, problems):
+        widget = page.locator("div.try-it")
+        page.route(damaged, lambda route: route.fulfill(body=b"\0" * 1000))
+        shown["damaged"] = _pressed(page, widget, "Ein Hund rennt.")
+        page.unroute(damaged)
+        shown["again"] = _pressed(page, widget, "Ein Hund rennt.")
+        shown["long"] = _pressed(page, widget, "Hund " * (most + 1))
+        shown["empty"] = _pressed(page, widget, "   ")
+        problems[:] = [p for p in problems if "checksum differs" not in p]  # the damaged file's error, logged
+
+    problems = _check(browser, base + "try.html", "try-it-errors", use)
+    assert not problems, "\n".join(problems)
+    assert shown["damaged"]["state"] == "failed", shown
+    assert "decoder.onnx is not the file this model was exported with" in shown["damaged"]["status"], shown
+    assert shown["again"]["state"] == "done" and shown["again"]["output"], shown
+    assert f"That is {most + 1} tokens; this model takes at most {most}" in shown["long"]["status"], shown
+    assert not shown["long"]["output"] and shown["empty"]["status"] == "Type a sentence to translate.", shown

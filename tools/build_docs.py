@@ -23,7 +23,6 @@ import re
 import shutil
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 import nbformat
@@ -59,6 +58,7 @@ NOTEBOOKS = "_static/notebooks"  # where the site serves the notebooks for downl
 CHARTS = "_static/charts"  # each chart's static SVG, for readers without JavaScript
 VEGA = "_static/vega.js"  # Vega, Vega-Lite and vega-embed in one file, written from vl-convert's bundle
 INVISIBLE_POINT = {"filled": True, "opacity": 0, "size": 60}  # a line's hover targets: see `hover_targets`
+MOVED_NAMES = "moved_names.md"  # the API page's table of names that moved (docs/moved_names.md)
 DRAW_CHARTS = "_static/charts.js"  # draws each chart of a page from its spec (docs/_static/charts.js)
 
 
@@ -285,133 +285,6 @@ def api_entry(module: str, name: str) -> str:
     return f"```{{eval-rst}}\n.. {kind}:: {target}\n```"
 
 
-MOVED = {  # old name: (where it went, a note), for readers of older code; the machinery left the paper's notebooks
-    "attention.Dropout": ("cpu.FastDropout", ""),
-    "attention.keep_mask": ("cpu.keep_mask", ""),
-    "training.keep_freed_memory": ("cpu.keep_freed_memory", "called once by the command line, no longer by `train`"),
-    "MultiHeadedAttention.store_attn": (
-        "MultiHeadedAttention.fused",
-        "off: our attention, its weights kept in `.attn`",
-    ),
-    "bench.with_torch_dropout": ("bench.MODELS", "the kind `ours, no CPU speed-ups`"),
-    "training.rng_states": ("checkpoints.rng_states", ""),
-    "training.set_rng_states": ("checkpoints.set_rng_states", ""),
-    "training.tensors_sha256": ("checkpoints.tensors_sha256", ""),
-    "training.write_atomically": ("checkpoints.write_atomically", ""),
-    "training.write_checkpoint": ("checkpoints.write_checkpoint", ""),
-    "training.save_checkpoint": ("checkpoints.save_checkpoint", ""),
-    "training.read_checkpoint": ("checkpoints.read_checkpoint", ""),
-    "training.load_checkpoint": ("checkpoints.load_checkpoint", ""),
-    "multi30k.SNAPSHOT_KINDS": ("checkpoints.SNAPSHOT_KINDS", ""),
-    "multi30k.snapshot_files": ("checkpoints.snapshot_files", ""),
-    "multi30k.save_weights": ("checkpoints.save_weights", ""),
-    "decoding.average_state_dicts": ("checkpoints.average_state_dicts", ""),
-    "decoding.TRAINING_STATE": ("checkpoints.TRAINING_STATE", ""),
-    "decoding.last_checkpoints": ("checkpoints.last_checkpoints", ""),
-    "decoding.average_checkpoints": ("checkpoints.average_checkpoints", ""),
-    "copy_task.greedy_decode": ("decoding.greedy_decode", ""),
-    "multi30k.greedy_search": ("fast_decoding.greedy_search", ""),
-    "decoding.greedy_search": ("fast_decoding.greedy_search", "a beam of one, with the cache"),
-    "decoding.StepDecoder": ("fast_decoding.StepDecoder", ""),
-    "decoding.Hypothesis": ("fast_decoding.Hypothesis", ""),
-    "decoding.Beams": ("fast_decoding.Beams", ""),
-    "decoding.Extensions": ("fast_decoding.Extensions", ""),
-    "decoding.BeamSearch": ("fast_decoding.BeamSearch", ""),
-    "decoding.MAX_ALPHA": ("fast_decoding.MAX_ALPHA", ""),
-    "decoding.beam_search(model, src, src_mask, beam)": (
-        "fast_decoding.batch_beam_search",
-        "for a batch; `decoding.beam_search` is now §6.1's search for one sentence",
-    ),
-    "decoding.greedy_decode(banned=UNK)": ("fast_decoding.greedy_search(allow_unk=False)", ""),
-    "multi30k.Recipe": ("recipe.Recipe", ""),
-    "multi30k.VOCABULARIES": ("recipe.VOCABULARIES", ""),
-    "multi30k.PRECISIONS": ("recipe.PRECISIONS", ""),
-    "multi30k.autocast_dtype": ("recipe.autocast_dtype", ""),
-    "multi30k.default_device": ("recipe.default_device", ""),
-    "multi30k.learn_vocabularies": ("recipe.learn_vocabularies", ""),
-    "multi30k.vocabulary_data": ("recipe.vocabulary_data", ""),
-    "multi30k.saved_vocabularies": ("recipe.saved_vocabularies", ""),
-    "multi30k.ParallelData": ("recipe.ParallelData", ""),
-    "multi30k.prepare_data": ("recipe.prepare_data", ""),
-    "multi30k.translation_model": ("recipe.translation_model", ""),
-    "multi30k.mean_loss": ("runs.mean_loss", ""),
-    "multi30k.RESUMABLE": ("runs.RESUMABLE", ""),
-    "multi30k.run_files": ("runs.run_files", ""),
-    "multi30k.run_recipe": ("runs.run_recipe", ""),
-    "multi30k.hold_run_dir": ("runs.hold_run_dir", ""),
-    "multi30k.pairs_sha256": ("runs.pairs_sha256", ""),
-    "multi30k.train_translator": ("runs.train_translator", ""),
-    "multi30k.checked_model": ("translation.checked_model", ""),
-    "multi30k.Search": ("translation.Search", ""),
-    "multi30k.Translator": ("translation.Translator", ""),
-    "multi30k.bleu_scores": ("translation.bleu_scores", ""),
-    "multi30k.evaluate_pairs": ("translation.evaluate_pairs", ""),
-    "train(checkpoint=, checkpoint_every=, extra=)": (
-        "checkpoints.Checkpoints",
-        "a hook: `Trainer(..., hooks=[Checkpoints(path, model, optimizer, scheduler, every, extra)]).fit(...)`",
-    ),
-    "train(on_update=, on_epoch_end=)": (
-        "trainer.Hook",
-        "hooks' `after_update`, `after_epoch` and `at_end`",
-    ),
-    "train(state=, steps=, minutes=, accum_iter=, autocast=, hooks=, processes=, progress=)": (
-        "trainer.Trainer",
-        "`training.train` is the paper's one-screen loop; the machine's loop is `Trainer(...).fit(state, epochs, steps, minutes)`",
-    ),
-    "training.TrainState": ("trainer.TrainState", ""),
-    "training.Hook": ("trainer.Hook", ""),
-    "training.Processes": ("trainer.Processes", ""),
-    "training.SINGLE": ("trainer.SINGLE", ""),
-    "translation.Recipe": ("recipe.Recipe", ""),
-    "translation.VOCABULARIES": ("recipe.VOCABULARIES", ""),
-    "translation.PRECISIONS": ("recipe.PRECISIONS", ""),
-    "translation.autocast_dtype": ("recipe.autocast_dtype", ""),
-    "translation.default_device": ("recipe.default_device", ""),
-    "translation.vocabulary_data": ("recipe.vocabulary_data", ""),
-    "translation.saved_vocabularies": ("recipe.saved_vocabularies", ""),
-    "translation.ParallelData": ("recipe.ParallelData", ""),
-    "translation.prepare_data": ("recipe.prepare_data", ""),
-    "translation.translation_model": ("recipe.translation_model", ""),
-    "translation.learning_rates": ("recipe.learning_rates", ""),
-    "translation.mean_loss": ("runs.mean_loss", ""),
-    "translation.train_translator": ("runs.train_translator", ""),
-    "translation.CorpusTrainer": ("runs.CorpusTrainer", ""),
-    "translation.learn_vocabularies": ("recipe.learn_vocabularies", ""),
-    "translation.recipe_optimizer": ("recipe.recipe_optimizer", ""),
-    "translation.RESUMABLE": ("runs.RESUMABLE", ""),
-    "translation.run_files": ("runs.run_files", ""),
-    "translation.run_recipe": ("runs.run_recipe", ""),
-    "translation.hold_run_dir": ("runs.hold_run_dir", ""),
-    "translation.Snapshots": ("runs.Snapshots", ""),
-    "translation.Metrics": ("runs.Metrics", ""),
-    "translation.pairs_sha256": ("runs.pairs_sha256", ""),
-    "data.MULTI30K_FILES": ("data.multi30k_ways", "the one message on where Multi30k comes from"),
-    "data.PairDataset": ("batches.batch_loader", "a DataLoader over a plain list of pairs"),
-    "export.FORMATS": ("formats.FORMATS", "with ONNX, the third format"),
-    "export.export": ("formats.export", ""),
-    "export.open_translator": ("formats.open_translator", "it opens ONNX directories too"),
-    "export.CT2Translator": ("ctranslate2_format.CT2Translator", "the module `export` became `ctranslate2_format`"),
-    "browser.OnnxTranslator": ("onnx_format.OnnxTranslator", "the module `browser` became `onnx_format` and `formats`"),
-    "translation.save_pretrained": ("native_format.save_pretrained", "the model directory has a module of its own"),
-    "translation.read_pretrained": ("native_format.read_pretrained", ""),
-    "cli.report_errors": ("errors.report_errors", "with the kinds of error it tells apart"),
-    "cli.USER_ERRORS": ("errors.USER_ERRORS", "this package's errors and `OSError`, no longer any `ValueError`"),
-    "data.DownloadError": ("errors.DownloadError", ""),
-    "data.batch_loader": ("batches.batch_loader", "batches have a notebook of their own"),
-    "data.TokenBudgetSampler": ("batches.TokenBudgetSampler", ""),
-    "data.collate": ("batches.collate", ""),
-    "data.padding_fraction": ("batches.padding_fraction", ""),
-    "cli.Corpus": ("corpus.Corpus", "it says where a corpus's data is: `data`, `new_recipe`"),
-    "cli.CORPORA": ("corpus.CORPORA", "with `corpus`, your own parallel text"),
-}
-
-
-def moved_names() -> list[str]:
-    "The API page's table of the names that moved, and where to."
-    rows = [f"| `{old}` | `{new}` | {note} |" for old, (new, note) in MOVED.items()]
-    return ["", "## Names that moved", "", "| was | is now | |", "|---|---|---|", *rows]
-
-
 def api_page(modules: list[tuple[str, str, str]]) -> str:
     "The API reference: every name in each module's `__all__`, module by module in reading order."
     parts = [
@@ -420,7 +293,8 @@ def api_page(modules: list[tuple[str, str, str]]) -> str:
         "Every symbol the `annotated_transformer` package exports, with its signature, the comment "
         "that documents each argument, and a link to its source. Each module is written, explained "
         "and tested in a notebook; the link under its heading leads there.",
-        *moved_names(),
+        "",
+        f"```{{include}} {MOVED_NAMES}\n```",
     ]
     for module, page, title in modules:
         names = importlib.import_module(f"{PACKAGE}.{module}").__all__
@@ -439,18 +313,18 @@ def navigation(pages: list[str]) -> str:
     )
 
 
-def write_sources(model: Path | None, scratch: Path):
+def write_sources(model: Path | None):
     """`_docs_src/`: Sphinx's settings and assets, the "Try it" widget with the translator of `model` (a model
-    directory; None: a tiny one trained in `scratch`), the prepared notebooks, the navigation and the API page."""
+    directory; None: the site's fallback model), the prepared notebooks, the navigation and the API page."""
     shutil.rmtree(SRC, ignore_errors=True)
     shutil.copytree(ROOT / "docs", SRC)
     shutil.copytree(NBS, SRC / NOTEBOOKS, ignore=shutil.ignore_patterns("_*", ".*", "index.ipynb", "runs"))
     (SRC / CHARTS).mkdir()
     # The bundle declares its names at the top level, where they would clash with Sphinx's own (`_`): a function keeps them
     (SRC / VEGA).write_text(f"(() => {{\n{vl_convert.javascript_bundle()}\n}})();\n")
-    translator, about = site_model.site_translator(model, scratch)
+    translator, about = site_model.site_translator(model)
     widget, sizes = site_model.widget(SRC / TRY, translator, about)
-    (SRC / f"{TRY_PAGE}.md").write_text(site_model.page(widget, sizes, translator, about, tiny=model is None))
+    (SRC / f"{TRY_PAGE}.md").write_text(site_model.page(widget, sizes, translator, about, fallback=model is None))
     pages, modules = [], []
     for notebook in sorted(NBS.glob("[!_.]*.ipynb")):
         page, title = prepare_notebook(PROC / notebook.name, widget)
@@ -475,7 +349,9 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=OUT, help="where the website goes (default: _docs/)")
     parser.add_argument(
-        "--model", type=Path, help='the model directory the "Try it" widget runs (default: a tiny model, trained first)'
+        "--model",
+        type=Path,
+        help='the model directory the "Try it" widget runs (default: a small model, trained once and cached)',
     )
     args = parser.parse_args()
     if args.model:
@@ -485,9 +361,9 @@ def main():
             sys.exit(
                 f"--model {args.model}: {e} Give the one `annotated-transformer export RUN --out DIR` writes (--format native)."
             )
-    with one_build_at_a_time(), tempfile.TemporaryDirectory() as scratch:
+    with one_build_at_a_time():
         process_notebooks()
-        write_sources(args.model, Path(scratch))
+        write_sources(args.model)
         html = SRC / "_build" / "html"  # MyST-NB writes outputs beside the output folder: keep both inside _docs_src/
         sphinx = [sys.executable, "-m", "sphinx", "-b", "html", "-W", "--keep-going", "-q", str(SRC), str(html)]
         if subprocess.call(sphinx):

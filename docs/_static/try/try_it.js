@@ -1,17 +1,19 @@
-// The "Try it" widget: the site's trained translator, run in the reader's browser by onnxruntime-web.
+// The "Try it" widget: the page's part of the site's translator (translator.js), run in the reader's browser by
+// onnxruntime-web.
 //
 // Each `<div class="try-it">` of a page becomes a form. Nothing heavy loads until the reader first translates:
 // then onnxruntime-web (served by the site, from _static/try/ort/), the chosen model's two ONNX graphs (with a
 // progress bar), its vocabularies and its tokenizer rules, and Vega (for the attention map) if the page has not
-// loaded it. The graphs are checked against the checksums in the model's config.json, from which the special tokens'
-// ids come too. The search is greedy, as `onnx_format.OnnxTranslator` with a beam of one in Python; the map is the
+// loaded it. The widget's data attributes give what the package decides: the languages, the beam, α and the extra
+// output tokens of §6.1. The reader chooses greedy search or the beam, whose steps the widget shows; the map is the
 // site's attention explorer (`viz.attention_chart`'s spec, saved when the site was built) filled with this sentence's
 // weights, and said in words below it. A widget that cannot start says so, and the page's others still work.
-import { Detokenizer, Tokenizer } from "./text.js";
+import { openTranslator } from "./translator.js";
 
 const HERE = new URL(".", import.meta.url); // _static/try/
 const models = new Map(); // weights' name -> the promise of a loaded model, shared by the page's widgets
 const MENUS = ["kind", "layer", "head"]; // the map's menus (`viz.attention_chart`'s params)
+const LANGUAGES = new Intl.DisplayNames(["en"], { type: "language" });
 
 function loadScript(url) {
   return new Promise((resolve, reject) => {
@@ -39,23 +41,15 @@ async function fetchBytes(url, progress) {
   return bytes;
 }
 
-async function checked(name, bytes, expected) {
-  // `bytes` if their SHA-256 is the one the model's config.json gives for `name`; else an error that says so.
-  const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", bytes));
-  const hex = Array.from(digest, (b) => b.toString(16).padStart(2, "0")).join("");
-  if (hex !== expected) throw new Error(`${name} is not the file this model was exported with (its checksum differs)`);
-  return bytes;
-}
-
 async function fetchJson(url) {
   const response = await fetch(url);
   if (!response.ok) throw new Error(`${url}: HTTP ${response.status}`);
   return response.json();
 }
 
-async function loadModel(weights, report) {
-  // Everything a translation needs: the runtime, the graphs, the vocabularies, the tokenizers, the chart's spec.
-  // The runtime's WebAssembly (the largest file) and the graphs are fetched here, so that the progress counts them.
+async function loadModel(weights, maxExtra, report) {
+  // The runtime, the model's files and the chart's spec. The runtime's WebAssembly (the largest file) and the graphs
+  // are fetched here, so that the progress counts them.
   const base = new URL(`${weights}/`, HERE);
   const [config, rules, chart, runtime] = await Promise.all(
     ["config.json", "text.json", "../attention_chart.json", "../ort/files.json"].map((name) =>
@@ -84,27 +78,9 @@ async function loadModel(weights, report) {
       numThreads: 1, // threads would need a cross-origin-isolated page
     });
   }
-  const graph = (name) => checked(name, bytes[name], config.graphs[name].sha256);
-  const encoder = await ort.InferenceSession.create(await graph("encoder.onnx"));
-  const decoder = await ort.InferenceSession.create(await graph("decoder.onnx"));
-  const special = (token) => config.vocabs.tgt.indexOf(token); // training.SPECIALS, first in both vocabularies
+  const translator = await openTranslator(ort, { config, rules, graphs: bytes }, { maxExtra });
   if (typeof vegaEmbed === "undefined") await loadScript(new URL("../vega.js", HERE));
-  return {
-    config,
-    chart,
-    encoder,
-    decoder,
-    tokenizer: new Tokenizer(rules.source),
-    detokenizer: new Detokenizer(rules.target),
-    source: new Map(config.vocabs.src.map((token, id) => [token, id])),
-    BOS: special("<s>"),
-    EOS: special("</s>"),
-    PAD: special("<blank>"),
-  };
-}
-
-function ids(tokens) {
-  return new ort.Tensor("int64", BigInt64Array.from(tokens, BigInt), [1, tokens.length]);
+  return { translator, chart };
 }
 
 function argmax(values) {
@@ -114,25 +90,7 @@ function argmax(values) {
   return best;
 }
 
-async function greedy(model, sourceIds) {
-  // The most probable token at each step, up to the input's length + 50 tokens (`greedy_search`); the attention
-  // weights of the encoder and of the decoder's last step, and what that step read: <s> and the output before it.
-  const src = ids(sourceIds);
-  const { memory, encoder_self_attention } = await model.encoder.run({ src });
-  const ys = [model.BOS];
-  let step, read;
-  for (let i = 0; i < sourceIds.length + 49; i++) {
-    read = [...ys];
-    step = await model.decoder.run({ memory, src, ys: ids(read) });
-    const next = argmax(step.log_probs.data);
-    if (next === model.EOS) break;
-    ys.push(next);
-  }
-  const weights = [encoder_self_attention, step.decoder_self_attention, step.decoder_source_attention];
-  return { ys, read, weights }; // the weights in viz.KINDS' order
-}
-
-function chartSpec(model, weights, sourceTokens, targetTokens, choices) {
+function chartSpec(chart, weights, sourceTokens, targetTokens, choices) {
   // The saved spec of the site's attention explorer, with this sentence's weights and tokens, and the menus' choices
   // of the map it replaces (`choices`, undefined for the first).
   const rows = ["kind,layer,head,row,col,weight"];
@@ -144,7 +102,7 @@ function chartSpec(model, weights, sourceTokens, targetTokens, choices) {
         for (let q = 0; q < queries; q++)
           for (let k = 0; k < keys; k++, n++) rows.push(`${kind},${l + 1},${h + 1},${q},${k},${w[n].toFixed(3)}`);
   });
-  const spec = structuredClone(model.chart);
+  const spec = structuredClone(chart);
   spec.data = { values: rows.join("\n"), format: spec.data.format };
   delete spec.datasets;
   const axes = { queries: [sourceTokens, targetTokens, targetTokens], keys: [sourceTokens, targetTokens, sourceTokens] };
@@ -155,17 +113,16 @@ function chartSpec(model, weights, sourceTokens, targetTokens, choices) {
   return spec;
 }
 
-const LANGUAGES = new Intl.DisplayNames(["en"], { type: "language" });
-
 function render(widget) {
-  // The form, the status line, the translation and the map's place, from the widget's data attributes.
-  const { source, target, example } = widget.dataset;
+  // The form, the status line, the translation, the beam's and the map's places, from the widget's data attributes.
+  const { source, target, example, beam } = widget.dataset;
   const weights = JSON.parse(widget.dataset.weights); // [{name, megabytes}], the default first
   widget.innerHTML = `
     <form class="try-it-form">
       <label class="try-it-label">${LANGUAGES.of(source)}
         <input class="try-it-input" name="text" lang="${source}" autocomplete="off"></label>
       <div class="try-it-controls">
+        <label>search <select class="try-it-search" name="search"></select></label>
         <label>weights <select class="try-it-weights" name="weights"></select></label>
         <button class="try-it-button" type="submit">Translate</button>
       </div>
@@ -174,9 +131,13 @@ function render(widget) {
     <progress class="try-it-progress" aria-label="Loading the model" hidden></progress>
     <p class="try-it-output-label">${LANGUAGES.of(target)}</p>
     <p class="try-it-output" lang="${target}" aria-live="polite"></p>
+    <div class="try-it-beam"></div>
     <div class="try-it-chart"></div>
     <p class="try-it-words"></p>`;
   widget.querySelector(".try-it-input").value = example;
+  const search = widget.querySelector(".try-it-search");
+  search.add(new Option("greedy", "1"));
+  search.add(new Option(`beam ${beam}`, beam));
   const select = widget.querySelector(".try-it-weights");
   for (const { name, megabytes } of weights) select.add(new Option(`${name}, ${megabytes.toFixed(1)} MB`, name));
   widget.querySelector("form").addEventListener("submit", (event) => {
@@ -194,59 +155,98 @@ function render(widget) {
   });
 }
 
-async function translate(widget) {
-  const status = widget.querySelector(".try-it-status");
-  const output = widget.querySelector(".try-it-output");
-  const progress = widget.querySelector(".try-it-progress");
-  const weights = widget.querySelector(".try-it-weights").value;
-  const text = widget.querySelector(".try-it-input").value;
+function clear(widget) {
+  // The last sentence's translation, beam and map go; the map's menus' choices stay for the next.
   if (widget.view) widget.choices = Object.fromEntries(MENUS.map((name) => [name, widget.view.signal(name)]));
-  widget.view?.finalize(); // the last sentence's map goes, its menus' choices stay for the next
+  widget.view?.finalize();
   widget.view = null;
-  widget.querySelector(".try-it-chart").replaceChildren();
-  widget.querySelector(".try-it-words").textContent = "";
-  output.textContent = "";
-  if (!text.trim()) {
-    status.textContent = "Type a sentence to translate.";
-    widget.dataset.state = "done";
-    return;
-  }
-  widget.dataset.state = "loading";
+  for (const part of [".try-it-output", ".try-it-words"]) widget.querySelector(part).textContent = "";
+  for (const part of [".try-it-beam", ".try-it-chart"]) widget.querySelector(part).replaceChildren();
+}
+
+function model(widget, weights) {
+  // The promise of the model with `weights`, loading it (and reporting the bytes received) on first use.
+  const status = widget.querySelector(".try-it-status");
+  const progress = widget.querySelector(".try-it-progress");
   if (!models.has(weights)) {
     status.textContent = `Loading the model (${weights} weights)…`;
     const report = (received, total) => {
       Object.assign(progress, { hidden: false, max: total, value: received });
       status.textContent = `Loading the model (${weights} weights): ${(received / 1e6).toFixed(1)} of ${(total / 1e6).toFixed(1)} MB`;
     };
-    models.set(weights, loadModel(weights, report));
+    models.set(weights, loadModel(weights, Number(widget.dataset.maxExtra), report));
     models.get(weights).catch(() => models.delete(weights)); // a failed load is tried again on the next click
   }
-  const model = await models.get(weights).finally(() => (progress.hidden = true));
-  widget.dataset.state = "translating";
-  status.textContent = "Translating…";
-  const tokens = model.tokenizer.tokenize(text);
-  const sourceIds = [...tokens.map((t) => model.source.get(t) ?? model.source.get("<unk>")), model.EOS];
-  const most = model.config.positions - 51; // as `Translator.too_long`: 50 positions kept for the output to grow
+  return models.get(weights).finally(() => (progress.hidden = true));
+}
+
+async function translate(widget) {
+  const status = widget.querySelector(".try-it-status");
+  const weights = widget.querySelector(".try-it-weights").value;
+  const beam = Number(widget.querySelector(".try-it-search").value);
+  const text = widget.querySelector(".try-it-input").value;
+  clear(widget);
+  widget.dataset.state = "loading";
+  const { translator, chart } = text.trim() ? await model(widget, weights) : {};
+  const { tokens, ids } = translator ? translator.encode(text) : { tokens: [] };
   if (tokens.length === 0) {
     status.textContent = "Type a sentence to translate.";
-  } else if (tokens.length > most) {
-    status.textContent = `That is ${tokens.length} tokens; this model takes at most ${most}: split it into shorter sentences.`;
+  } else if (tokens.length > translator.most) {
+    status.textContent = `That is ${tokens.length} tokens; this model takes at most ${translator.most}: split it into shorter sentences.`;
   } else {
+    widget.dataset.state = "translating";
+    status.textContent = "Translating…";
     const start = performance.now();
-    const { ys, read, weights: maps } = await greedy(model, sourceIds);
+    const found = await translator.search(ids, { beam, alpha: Number(widget.dataset.alpha) });
     const milliseconds = performance.now() - start;
-    const itos = model.config.vocabs.tgt;
-    const outputIds = ys.filter((id) => id !== model.BOS && id !== model.PAD); // as `Vocab.decode`
-    output.textContent = model.detokenizer.detokenize(outputIds.map((id) => itos[id]));
-    status.textContent = `Greedy search, ${weights} weights: ${Math.round(milliseconds)} ms in your browser.`;
+    widget.querySelector(".try-it-output").textContent = translator.decode(found.best.tokens);
+    const how = beam === 1 ? "Greedy search" : `Beam search (k = ${beam}, α = ${widget.dataset.alpha})`;
+    status.textContent = `${how}, ${weights} weights: ${Math.round(milliseconds)} ms in your browser.`;
     widget.dataset.milliseconds = milliseconds;
-    await draw(widget, model, maps, sourceIds.map((id) => model.config.vocabs.src[id]), read.map((id) => itos[id]));
+    if (beam > 1) showBeam(widget, translator, found);
+    const itos = translator.config.vocabs;
+    const read = found.best.tokens.slice(0, -1).map((id) => itos.tgt[id]); // what the decoder read for its last token
+    const maps = await translator.attention(ids, found.best.tokens);
+    await draw(widget, chart, maps, ids.map((id) => itos.src[id]), read);
   }
   widget.dataset.state = "done";
 }
 
-async function draw(widget, model, weights, sourceTokens, targetTokens) {
-  const spec = chartSpec(model, weights, sourceTokens, targetTokens, widget.choices);
+function showBeam(widget, translator, found) {
+  // The beam at each step, chosen with a slider: the k prefixes kept, with log P, and the hypotheses that ended at
+  // that step with log P, the length penalty lp and s = log P / lp; the one chosen (the best s) is marked.
+  const place = widget.querySelector(".try-it-beam");
+  const words = (ids) => ids.map((id) => translator.config.vocabs.tgt[id]).join(" ");
+  const last = found.steps.length;
+  const chosenAt = found.steps.findIndex((step) => step.ended.includes(found.best)) + 1; // shown first
+  place.innerHTML = `
+    <label class="try-it-step"><span>Beam at step <output></output> of ${last}</span>
+      <input type="range" min="1" max="${last}" value="${chosenAt}"></label>
+    <div class="try-it-table" tabindex="0" role="region" aria-label="The beam at this step"><table>
+      <thead><tr><th scope="col">hypothesis</th><th scope="col">log P</th><th scope="col">lp</th>
+        <th scope="col">s = log P / lp</th></tr></thead><tbody></tbody></table></div>`;
+  const slider = place.querySelector("input");
+  const show = () => {
+    const step = found.steps[slider.value - 1];
+    place.querySelector("output").textContent = slider.value;
+    const row = (h, ended) => {
+      const tr = document.createElement("tr");
+      const chosen = h === found.best;
+      if (chosen) tr.className = "try-it-chosen";
+      const cells = ended
+        ? [`${words(h.tokens)}${chosen ? " (chosen)" : " (ended)"}`, h.logP.toFixed(3), h.lp.toFixed(3), h.score.toFixed(3)]
+        : [words(h.tokens), h.logP.toFixed(3), "", ""];
+      tr.append(...cells.map((text) => Object.assign(document.createElement("td"), { textContent: text })));
+      return tr;
+    };
+    place.querySelector("tbody").replaceChildren(...step.ended.map((h) => row(h, true)), ...step.beam.map((h) => row(h)));
+  };
+  slider.addEventListener("input", show);
+  show();
+}
+
+async function draw(widget, chart, weights, sourceTokens, targetTokens) {
+  const spec = chartSpec(chart, weights, sourceTokens, targetTokens, widget.choices);
   const place = widget.querySelector(".try-it-chart");
   widget.view = (await vegaEmbed(place, spec, { renderer: "svg", actions: false })).view;
   widget.querySelector(".try-it-words").textContent = inWords(weights[2], sourceTokens, targetTokens);
