@@ -5,6 +5,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 TOOLS = Path(__file__).parent.parent / "tools"
 
 
@@ -59,3 +61,16 @@ def test_cuda_cells_fails_when_a_cuda_cell_fails(tmp_path: Path):
     assert run.returncode == 1
     assert "cell 0 (not cuda) failed" in run.stderr and "cell 1 (cuda) failed" in run.stderr
     assert "ZeroDivisionError" in run.stderr
+
+
+@pytest.mark.xdist_group("test_tools")
+def test_make_test_keeps_a_modules_tests_on_one_worker(request):
+    """`make test` runs with `--dist loadgroup`, so that the tests of a module marked `xdist_group` (the website's,
+    the command line's) share one worker and build their fixtures once. pytest-xdist marks each such test's id with
+    its group; pytest 9.2 drops that mark, and the groups were silently spread over both workers."""
+    if not getattr(request.config.option, "loadgroup", False):  # pytest-xdist sets it on its workers
+        pytest.skip("runs under `make test` (pytest-xdist's --dist loadgroup) only")
+    assert request.node.nodeid.endswith("@test_tools"), (
+        f"pytest-xdist's group is not in this test's id ({request.node.nodeid}): install a pytest that keeps it "
+        "(pyproject.toml's dev extra pins one)"
+    )
