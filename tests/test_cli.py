@@ -40,9 +40,10 @@ def train_state(checkpoint: Path) -> dict:
     return torch.load(checkpoint, weights_only=True)["train_state"]
 
 
-def test_console_script_help(capsys):
+def test_console_script_help(capsys, monkeypatch):
     """The installed `annotated-transformer` script exists and its help lists the commands; each command's help works
     (through `cli.main`, in this process: the script's own start is checked once)."""
+    monkeypatch.setenv("COLUMNS", "80")  # argparse wraps its help to the terminal's width, here and in the script
     script = Path(sys.executable).parent / "annotated-transformer"
     top = subprocess.run([script, "--help"], capture_output=True, text=True, check=True).stdout
 

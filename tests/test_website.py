@@ -188,7 +188,7 @@ def _check(browser, url: str, name: str, check, loaded: list[str] | None = None,
 
 
 def _narrow(page):
-    "The page at a phone's width, laid out anew."
+    "The page at a phone's width."
     page.set_viewport_size(PHONE)
     page.wait_for_function("width => window.innerWidth === width", arg=PHONE["width"])
 
@@ -576,6 +576,8 @@ def test_translator_in_node_searches_as_python(site, multi30k, tmp_path):
         )
         assert run.returncode == 0, f"Node failed:\n{run.stderr[-4000:]}"
         results = json.loads((tmp_path / "out.json").read_text(encoding="utf-8"))
+        greedy_texts, beam_texts = ([o["text"] for o in outputs] for outputs in results)
+        assert greedy_texts != beam_texts, "the beam found what greedy search found on every sentence: is it searching?"
         for (search, beam), outputs in zip(SEARCHES.items(), results):
             same = _agree(weights, search, [o["text"] for o in outputs], _python(model, sentences, beam))
             median = statistics.median(o["ms"] for o in outputs)

@@ -52,7 +52,7 @@ def fallback_model() -> Path:
         return home
     print(f"Training the site's model ({FALLBACK.steps} updates, a few minutes; kept in {home.parent})", flush=True)
     home.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(dir=home.parent) as scratch:
+    with tempfile.TemporaryDirectory(prefix="training-", dir=home.parent) as scratch:
         run = Path(scratch) / "run"
         pairs = lambda split, src, tgt: load_multi30k(split, src_lang=src, tgt_lang=tgt)
         train_translator(run, pairs, FALLBACK, progress=False)
@@ -61,6 +61,8 @@ def fallback_model() -> Path:
         )
         with contextlib.suppress(OSError):  # another build cached it meanwhile: that one serves
             model.rename(home)
+        if not (home / "config.json").is_file():
+            raise OSError(f"Could not keep the site's model in {home}: is {home.parent} writable?")
     return home
 
 
@@ -149,11 +151,12 @@ search that found it, and where the model looked.
 When you first press *Translate*, the page loads onnxruntime-web ({sizes["runtime"]:.1f} MB) and the model's weights
 ({sizes["int8"]:.1f} MB in 8 bits, the default, or {sizes["float32"]:.1f} MB in float32), once for each choice of
 weights. It then splits the sentence into tokens as the Python package does, runs the encoder once and the decoder
-once per output token, and searches as [§6.1](decoding.ipynb) does. *Greedy* takes the most probable token each
-time. *Beam {BeamSearch.beam}* keeps the {BeamSearch.beam} most probable prefixes (log P, the sum of their tokens'
-log-probabilities); a prefix that the model ends with `</s>` is set aside with its score s = log P / lp, where
-lp = ((5 + |Y|) / 6)^α penalises short outputs less than log P alone would; once {BeamSearch.beam} have ended, the
-best s wins. The slider steps through the beam. Under it, the attention of every layer and head while the model
+once per output token, and searches as [§6.1](decoding.ipynb) does. With *greedy*, it takes the most probable token
+each time. With *beam {BeamSearch.beam}*, it keeps the {BeamSearch.beam} most probable prefixes (log P, the sum of their tokens'
+log-probabilities); a prefix that the model ends with `</s>` is set aside with its score s = log P / lp, where the
+length penalty lp = ((5 + |Y|) / 6)^α grows with the output's length |Y|, so that a longer output is not beaten by
+its shorter log P alone. Once {BeamSearch.beam} have ended, or the output has reached the input's length + {MAX_EXTRA}
+tokens, the best s wins. The slider steps through the beam. Under it, the attention of every layer and head while the model
 chose the output's last token: choose the kind of attention, the layer and the head in the menus under the map.
 Nothing you type leaves your browser.
 

@@ -98,12 +98,14 @@ export class WebTranslator {
       scores = Float32Array.from(kept, (e) => e.score);
       steps.push({ beam: ys.map((tokens, r) => ({ tokens, logP: scores[r] })), ended });
     }
+    if (!finished.length) throw new Error(`no hypothesis ended within ${limit} tokens (beam ${beam})`);
     const chosen = finished.reduce((a, b) => (b.score > a.score ? b : a)); // the first of the best, as Python's max
     return { best: chosen, steps };
   }
 
-  /** The 2k best one-token extensions of the beam, best first (ties: the lower row, then the lower token, as
-   * `topk` over the flattened scores): log P in float32, as PyTorch adds them. At the limit only </s> is left. */
+  /** The 2k best one-token extensions of the beam, best first: log P in float32, as PyTorch adds them. At the limit
+   * only </s> is left. Exact ties, rare in float32, go to the lower row, then the lower token; `topk` leaves their
+   * order undefined, so there (only) Python may choose another. */
   #extensions(scores, logProbs, atLimit) {
     const rows = scores.length;
     const vocab = logProbs.length / rows;

@@ -117,6 +117,9 @@ function render(widget) {
   // The form, the status line, the translation, the beam's and the map's places, from the widget's data attributes.
   const { source, target, example, beam } = widget.dataset;
   const weights = JSON.parse(widget.dataset.weights); // [{name, megabytes}], the default first
+  for (const name of ["beam", "alpha", "maxExtra"]) {
+    if (!(Number(widget.dataset[name]) >= 0)) throw new Error(`its data attribute ${name} is not a number`);
+  }
   widget.innerHTML = `
     <form class="try-it-form">
       <label class="try-it-label">${LANGUAGES.of(source)}
@@ -161,6 +164,7 @@ function clear(widget) {
   widget.view?.finalize();
   widget.view = null;
   for (const part of [".try-it-output", ".try-it-words"]) widget.querySelector(part).textContent = "";
+  delete widget.dataset.milliseconds;
   for (const part of [".try-it-beam", ".try-it-chart"]) widget.querySelector(part).replaceChildren();
 }
 
@@ -220,7 +224,7 @@ function showBeam(widget, translator, found) {
   const last = found.steps.length;
   const chosenAt = found.steps.findIndex((step) => step.ended.includes(found.best)) + 1; // shown first
   place.innerHTML = `
-    <label class="try-it-step"><span>Beam at step <output></output> of ${last}</span>
+    <label class="try-it-step"><span>Beam at step <output aria-hidden="true"></output> of ${last}</span>
       <input type="range" min="1" max="${last}" value="${chosenAt}"></label>
     <div class="try-it-table" tabindex="0" role="region" aria-label="The beam at this step"><table>
       <thead><tr><th scope="col">hypothesis</th><th scope="col">log P</th><th scope="col">lp</th>
@@ -229,6 +233,7 @@ function showBeam(widget, translator, found) {
   const show = () => {
     const step = found.steps[slider.value - 1];
     place.querySelector("output").textContent = slider.value;
+    slider.setAttribute("aria-valuetext", `step ${slider.value} of ${last}`);
     const row = (h, ended) => {
       const tr = document.createElement("tr");
       const chosen = h === found.best;
