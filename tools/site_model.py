@@ -19,14 +19,14 @@ from pathlib import Path
 import torch
 
 from annotated_transformer import __version__
-from annotated_transformer.data import cache_dir, load_multi30k
+from annotated_transformer.data import cache_dir
 from annotated_transformer.decoding import MAX_EXTRA
 from annotated_transformer.fast_decoding import BeamSearch
 from annotated_transformer.formats import model_alpha, provenance
+from annotated_transformer.multi30k import train_multi30k
 from annotated_transformer.native_format import read_description
 from annotated_transformer.onnx_format import ONNX_FORMAT, export_onnx
 from annotated_transformer.recipe import Recipe
-from annotated_transformer.runs import train_translator
 from annotated_transformer.translation import Translator
 from annotated_transformer.viz import KINDS, attention_chart
 
@@ -54,8 +54,7 @@ def fallback_model() -> Path:
     home.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="training-", dir=home.parent) as scratch:
         run = Path(scratch) / "run"
-        pairs = lambda split, src, tgt: load_multi30k(split, src_lang=src, tgt_lang=tgt)
-        train_translator(run, pairs, FALLBACK, progress=False)
+        train_multi30k(run, FALLBACK, progress=False)
         model = Translator.from_checkpoint(run / "last.pt", device="cpu").save_pretrained(
             Path(scratch) / "model", about=provenance(run / "last.pt")
         )
@@ -154,8 +153,8 @@ weights. It then splits the sentence into tokens as the Python package does, run
 once per output token, and searches as [§6.1](decoding.ipynb) does. With *greedy*, it takes the most probable token
 each time. With *beam {BeamSearch.beam}*, it keeps the {BeamSearch.beam} most probable prefixes (log P, the sum of their tokens'
 log-probabilities); a prefix that the model ends with `</s>` is set aside with its score s = log P / lp, where the
-length penalty lp = ((5 + |Y|) / 6)^α grows with the output's length |Y|, so that a longer output is not beaten by
-its shorter log P alone. Once {BeamSearch.beam} have ended, or the output has reached the input's length + {MAX_EXTRA}
+length penalty lp = ((5 + |Y|) / 6)^α grows with the output's length |Y|, so that a longer output, whose log P sums
+more negative terms, can still win. Once {BeamSearch.beam} have ended, or the output has reached the input's length + {MAX_EXTRA}
 tokens, the best s wins. The slider steps through the beam. Under it, the attention of every layer and head while the model
 chose the output's last token: choose the kind of attention, the layer and the head in the menus under the map.
 Nothing you type leaves your browser.
