@@ -1,5 +1,5 @@
-"""Sphinx settings for the website. `tools/build_docs.py` copies this file into the generated source
-folder (`_docs_src/`) beside the notebooks it prepares, and runs Sphinx there (`make docs`)."""
+"""Sphinx settings for the website. `tools/build_docs.py` copies this folder into a temporary one, beside the
+notebooks it prepares, and runs Sphinx there (`make docs`)."""
 
 import inspect
 import re
@@ -35,6 +35,7 @@ pygments_dark_style = "a11y-dark"
 html_js_files = ["a11y.js"]
 
 add_module_names = False
+html_domain_indices = False  # no module index: the API page lists the modules in reading order
 autodoc_member_order = "bysource"
 autodoc_typehints = "signature"
 autodoc_inherit_docstrings = False  # not nn.Module's generic text for every forward
@@ -60,6 +61,8 @@ def constant_comment(module: str, name: str) -> str | None:
 
 def document(app, what, name, obj, options, lines):
     "Docstrings as Markdown; each parameter's docment as a field; a constant's comment as its description."
+    if what == "module":
+        lines[:] = []  # the notebook's description: the heading above links to the notebook instead
     if what == "data":
         comment = constant_comment(*name.rsplit(".", 1))
         lines[:] = [comment] if comment else []
@@ -77,5 +80,11 @@ def document(app, what, name, obj, options, lines):
         lines.append(f"{field} {markdown_to_rest(info['docment'])}")
 
 
+def methods_only(app, what, name, obj, skip, options) -> bool:
+    "A class's methods and properties, not its fields: the class's signature lists those, with their comments."
+    return skip or (what == "class" and not (callable(obj) or isinstance(obj, property)))
+
+
 def setup(app):
     app.connect("autodoc-process-docstring", document)
+    app.connect("autodoc-skip-member", methods_only)

@@ -298,8 +298,9 @@ CLIPPED_LINES = """() => {
 
 NUMBERED_TABLES = """() => [...document.querySelectorAll("table.dataframe")].filter((table) => {
   const index = [...table.querySelectorAll("tbody tr > th:first-child")].map((th) => th.textContent.trim());
-  return index.length > 0 && index.every((value, i) => value === String(i));
-}).length"""
+  const named = [...table.querySelectorAll("thead tr > th:first-child")].some((th) => th.textContent.trim());
+  return !named && index.length > 0 && index.every((value, i) => value === String(i));
+}).length"""  # unnamed: an index with a name (epochs, say) says what it counts
 
 
 def _broken_links(out: Path, base: str, name: str) -> list[str]:
