@@ -81,8 +81,8 @@ def document(app, what, name, obj, options, lines):
 
 
 def methods_only(app, what, name, obj, skip, options) -> bool:
-    "A class's methods and properties, not its fields: the class's signature lists those, with their comments."
-    return skip or (what == "class" and not (callable(obj) or isinstance(obj, property)))
+    "A class's methods and properties, not its other attributes: its signature lists its fields, with their comments."
+    return skip or (what == "class" and not (inspect.isroutine(obj) or isinstance(obj, property)))
 
 
 def setup(app):

@@ -1,11 +1,10 @@
 """Build the website from the notebooks, offline and without Quarto: `make docs` writes `_docs/`.
 
-Each build works in a temporary folder of its own, so builds never share files. There, each notebook becomes a page
-for MyST-NB: its title cell the page's title, above each exported cell a heading and the summary of every symbol it
-defines, its `#|` options MyST-NB's tags, and each chart (the Vega-Lite specification its output carries as data, see
-`viz.chart_renderer`) drawn by vega-embed from scripts the site serves, with an SVG for readers without JavaScript.
-The API page is autodoc's, module by module; the "Try it" page runs a translator in the reader's browser
-(`tools/site_model.py`). Sphinx (MyST-NB, Furo, MathJax served from the site) renders them, warnings as errors.
+In a temporary folder (no lock: nothing outside it is written until the site is copied to `--out`), each notebook
+becomes a page for MyST-NB: the title cell its title, a heading and the docstring of each public function and class
+above the exported cell that defines it, `#|` options as tags, and each chart drawn by vega-embed from the Vega-Lite
+spec its output carries (`viz.chart_renderer`), with an SVG for readers without JavaScript. The API page is autodoc's;
+"Try it" runs a translator in the browser (`tools/site_model.py`). Sphinx renders it all, warnings as errors.
 """
 
 import argparse
@@ -26,13 +25,15 @@ import site_model
 import tomllib
 import vl_convert
 
+from annotated_transformer.errors import report_errors
 from annotated_transformer.native_format import read_description
 
 ROOT = Path(__file__).resolve().parent.parent
 NBS, OUT, PACKAGE = ROOT / "nbs", ROOT / "_docs", "annotated_transformer"
-TITLE = re.compile(r"^# (.+?)\s*(?:\n+> (.+))?\s*$", re.S)  # a notebook's first cell: `# Title`, then `> description`
+TITLE = re.compile(r"^# ([^\n]+?)[ \t]*(?:\n+> ([^\n]+?))?\s*$")  # a notebook's first cell: `# Title`, `> description`
 OPTION = re.compile(r"^#\| *([\w-]+):? *(.*)$")  # a cell option: `#| export`, `#| echo: false`
-TAGS = {("echo", "false"): "remove-input"}  # options that change what the page shows, as MyST-NB's cell tags
+TAGS = {("echo", "false"): "remove-input", ("output", "false"): "remove-output", ("include", "false"): "remove-cell"}
+TAGS[("hide", "")] = "remove-cell"  # the options that change what the page shows, as MyST-NB's cell tags
 PAGE_LINK = re.compile(r"\]\(([\w-]+)\.html(#[^)\s]*)?\)")  # a link to another page of the site, by its file name
 LOCAL_IMAGE = re.compile(r'(\]\(|src=")images/')  # a picture in nbs/images/: served with the notebooks
 CHECK = re.compile(r"^\s*(assert\b|test_\w+\()", re.M)  # a line of a cell that proves something (fastcore's test_*)
@@ -47,20 +48,19 @@ VEGA, DRAW_CHARTS = "_static/vega.js", "_static/charts.js"  # Vega, Vega-Lite an
 
 def symbol_summaries(source: str) -> str:
     "A heading and the docstring (in italics, as nbdev's `show_doc`) of each public function and class a cell defines."
-    parts = []
-    for n in ast.parse(source).body:
-        if isinstance(n, (ast.FunctionDef, ast.ClassDef)) and not n.name.startswith("_"):
-            doc = ast.get_docstring(n) or ""
-            parts.append(f"### {n.name}\n\n" + (doc if "\n\n" in doc or not doc else f"*{doc}*"))
-    return "\n\n".join(parts)
+    nodes = [n for n in ast.parse(source).body if isinstance(n, (ast.FunctionDef, ast.ClassDef)) and n.name[0] != "_"]
+    docs = {n.name: ast.get_docstring(n) or "" for n in nodes}
+    return "\n\n".join(
+        f"### {name}\n\n" + (doc if "\n\n" in doc or not doc else f"*{doc}*") for name, doc in docs.items()
+    )
 
 
 def chart_html(spec: dict, svg: str, first: bool) -> str:
     """A chart for vega-embed to draw from its spec, which follows it in the page, with its static SVG in `noscript`;
     the page's first chart also loads the scripts."""
     scripts = f'<script src="{VEGA}"></script><script src="{DRAW_CHARTS}"></script>' if first else ""
-    title = spec.get("title", "")
-    label = html.escape((title if isinstance(title, str) else title.get("text", "")) or "chart")
+    title = spec.get("title") or "chart"
+    label = html.escape(str(title.get("text", "chart") if isinstance(title, dict) else title))
     spec_json = json.dumps(spec, separators=(",", ":")).replace("</", "<\\/")  # never ends the script element
     return (
         f'{scripts}<div class="vega-chart"><noscript><img src="{svg}" alt="{label}"></noscript></div>'
@@ -75,13 +75,17 @@ def prepare_code_cell(cell, src: Path, page: str, charts: int) -> int:
     options = [OPTION.match(line) for line in lines]
     tags = [TAGS[key] for m in options if m and (key := (m[1], m[2].strip().lower())) in TAGS]
     cell.source = "\n".join(line for line, m in zip(lines, options) if not m).strip()
-    body = ast.parse(cell.source).body
-    if (body and all(isinstance(node, (ast.Import, ast.ImportFrom)) for node in body)) or (
-        CHECK.search(cell.source) and not cell.outputs
-    ):
+    try:
+        body = ast.parse(cell.source).body
+    except SyntaxError:  # IPython's syntax: %magic, !command
+        body = None
+    imports_only = body and all(isinstance(node, (ast.Import, ast.ImportFrom)) for node in body)
+    if imports_only or (CHECK.search(cell.source) and not cell.outputs):
         tags.append(FOLDED_TAG)
     for output in cell.outputs:
         spec = next((v for k, v in output.get("data", {}).items() if VEGA_LITE.fullmatch(k)), None)
+        if spec is None and "vegaEmbed" in "".join(output.get("data", {}).get("text/html", "")):
+            sys.exit(f"{page}: a chart without its spec: enable viz.chart_renderer and run the notebook again.")
         if spec is not None:
             charts += 1
             svg = f"{CHARTS}/{page}-{charts}.svg"
@@ -139,11 +143,11 @@ def api_sections(modules: list[tuple[str, str, str]]) -> str:
     constants named one by one, since autodoc's `automodule` finds only those with a `#:` comment above them."""
     parts = []
     for module, page, title in modules:
-        names = vars(importlib.import_module(f"{PACKAGE}.{module}"))
-        constants = [n for n in names["__all__"] if not (inspect.isclass(names[n]) or inspect.isroutine(names[n]))]
+        mod = importlib.import_module(f"{PACKAGE}.{module}")
+        constants = [n for n in mod.__all__ if not (inspect.isclass(v := getattr(mod, n)) or inspect.isroutine(v))]
         parts += [f"## `{PACKAGE}.{module}`\n\nBuilt in [{title}]({page}.ipynb).", "```{eval-rst}"]
-        parts += [f".. automodule:: {PACKAGE}.{module}\n   :members:\n   :undoc-members:\n   :show-inheritance:\n"]
-        parts += [f".. autodata:: {PACKAGE}.{module}.{name}\n" for name in constants] + ["```"]
+        parts += [f".. autodata:: {PACKAGE}.{module}.{name}\n" for name in constants]
+        parts += [f".. automodule:: {PACKAGE}.{module}\n   :members:\n   :undoc-members:\n   :show-inheritance:\n```"]
     return "\n\n" + "\n\n".join(parts)
 
 
@@ -158,19 +162,30 @@ def write_sources(src: Path, model: Path | None):
     widget, sizes = site_model.widget(src / TRY, translator, about)
     (src / f"{TRY_PAGE}.md").write_text(site_model.page(widget, sizes, translator, about, fallback=model is None))
     pages = [prepare_notebook(notebook, src, widget) for notebook in sorted(NBS.glob("[!_.]*.ipynb"))]
+    # the site's navigation, hidden at the end of its home page
     toc = {"Try it": [TRY_PAGE], "Notebooks": [p for p, _, _ in pages if p != "index"], "Reference": [API_PAGE]}
-    index = nbformat.read(
-        src / "index.ipynb", as_version=4
-    )  # the site's navigation, hidden at the end of its home page
-    index.cells.append(
-        nbformat.v4.new_markdown_cell(
-            "\n\n".join(f":::{{toctree}}\n:hidden:\n:caption: {c}\n\n" + "\n".join(p) + "\n:::" for c, p in toc.items())
-        )
-    )
+    navigation = [f":::{{toctree}}\n:hidden:\n:caption: {c}\n\n" + "\n".join(p) + "\n:::" for c, p in toc.items()]
+    index = nbformat.read(src / "index.ipynb", as_version=4)
+    index.cells.append(nbformat.v4.new_markdown_cell("\n\n".join(navigation)))
     nbformat.write(index, src / "index.ipynb")
     modules = [(module, page, title) for page, title, module in pages if module not in (None, "__init__")]
     with open(src / f"{API_PAGE}.md", "a") as api:  # the package's own page documents its top level
         api.write(api_sections(modules))
+
+
+def build(out: Path, model: Path | None):
+    "The website into `out`, its Try it page running `model` (a model directory; None: the fallback model)."
+    if model:
+        read_description(model)  # a model directory, or a clear error before minutes of work
+    with tempfile.TemporaryDirectory(prefix="annotated-transformer-docs-") as tmp:
+        src, built = Path(tmp, "src"), Path(tmp, "html")
+        write_sources(src, model)
+        sphinx = [sys.executable, "-m", "sphinx", "-b", "html", "-W", "--keep-going", "-q", str(src), str(built)]
+        if subprocess.call(sphinx):
+            sys.exit("The website did not build: Sphinx's warnings and errors are above.")
+        shutil.rmtree(out, ignore_errors=True)
+        shutil.copytree(built, out)
+    print(f"The website is in {out}: open {out / 'index.html'}")
 
 
 def main():
@@ -178,20 +193,7 @@ def main():
     parser.add_argument("--out", type=Path, default=OUT, help="where the website goes (default: _docs/)")
     parser.add_argument("--model", type=Path, help='the model directory "Try it" runs (default: a small one, cached)')
     args = parser.parse_args()
-    try:
-        if args.model:
-            read_description(args.model)
-    except (OSError, ValueError) as e:
-        sys.exit(f"--model {args.model}: {e} Give a directory that `annotated-transformer export` writes.")
-    with tempfile.TemporaryDirectory(prefix="annotated-transformer-docs-") as tmp:
-        src, built = Path(tmp, "src"), Path(tmp, "html")
-        write_sources(src, args.model)
-        sphinx = [sys.executable, "-m", "sphinx", "-b", "html", "-W", "--keep-going", "-q", str(src), str(built)]
-        if subprocess.call(sphinx):
-            sys.exit("The website did not build: Sphinx's warnings and errors are above.")
-        shutil.rmtree(args.out, ignore_errors=True)
-        shutil.copytree(built, args.out)
-    print(f"The website is in {args.out}: open {args.out / 'index.html'}")
+    sys.exit(report_errors("make docs", lambda: build(args.out, args.model), exiting=True))
 
 
 if __name__ == "__main__":

@@ -16,7 +16,7 @@ ROOT = Path(__file__).resolve().parent.parent
 HEADER = "<!-- Generated from nbs/index.ipynb by `make readme`: edit the notebook, not this file. -->\n\n"
 
 
-TITLE = re.compile(r"^# (.+?)\s*\n+> ", re.S)  # the first cell: `# Title`, then `> description`
+TITLE = re.compile(r"^# ([^\n]+?)[ \t]*\n+> ")  # the first cell: `# Title`, then `> description`
 LOCAL_IMAGE = re.compile(r'(\]\(|src=")(images/)')  # a picture the notebook shows from nbs/images/
 
 
@@ -38,9 +38,9 @@ def page_links_to_notebooks(text: str) -> str:
 
 
 def cell_markdown(cell) -> str:
-    "One cell as markdown: the description under the title unquoted, code fenced with its text outputs."
+    "One cell as markdown, code fenced with its text outputs."
     if cell.cell_type == "markdown":
-        return TITLE.sub(r"# \1\n\n", cell.source)
+        return cell.source
     outputs = [o.get("text") or o.get("data", {}).get("text/plain", "") for o in cell.outputs]
     fenced_outputs = "".join(f"\n\n```text\n{text.rstrip()}\n```" for text in outputs if text)
     return f"```python\n{cell.source}\n```{fenced_outputs}"
@@ -48,6 +48,7 @@ def cell_markdown(cell) -> str:
 
 def main(out: Path = ROOT / "README.md"):
     nb = nbformat.read(ROOT / "nbs" / "index.ipynb", as_version=4)
+    nb.cells[0].source = TITLE.sub(r"# \1\n\n", nb.cells[0].source)  # the description under the title, unquoted
     blocks = [cell_markdown(cell) for cell in nb.cells]
     out.write_text(HEADER + images_from_root(page_links_to_notebooks("\n\n".join(b for b in blocks if b))) + "\n")
 
