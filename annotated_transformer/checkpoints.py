@@ -8,7 +8,7 @@ Docs: https://annotated-transformer.github.io/annotated-transformer/checkpoints.
 __all__ = ['TRAINING_STATE', 'CHECKSUMS', 'SNAPSHOT_KINDS', 'Checkpoint', 'rng_states', 'set_rng_states', 'tensors_sha256',
            'write_atomically', 'write_checkpoint', 'save_checkpoint', 'read_checkpoint', 'load_checkpoint',
            'Checkpoints', 'snapshot_files', 'save_weights', 'average_state_dicts', 'last_checkpoints',
-           'average_checkpoints']
+           'average_checkpoints', 'check_average_out']
 
 # %% ../nbs/05b_checkpoints.ipynb #f324d6cc
 import hashlib
@@ -357,3 +357,14 @@ def average_checkpoints(
             )
     rest = {k: v for k, v in saved[-1].items() if k not in TRAINING_STATE}
     return dict(rest, model=average_state_dicts([s["model"] for s in saved]), averaged=[str(p) for p in paths])
+
+# %% ../nbs/05b_checkpoints.ipynb #6f199c1c
+def check_average_out(
+    out: Path,  # where an average is to be written
+    inputs: Sequence[Path],  # the checkpoints it is made of, or chosen from
+):
+    "Refuse, before any work, to write an average over one of its inputs, a run's snapshot or the checkpoint a run resumes from."
+    if out.resolve() in {Path(p).resolve() for p in inputs} or out.stem.split("_")[0] in SNAPSHOT_KINDS:
+        raise InputError(f"--out {out} is a checkpoint to average, or named as a run's snapshot: choose another file.")
+    if out.name == "last.pt" or out.is_file() and TRAINING_STATE & read_checkpoint(out, mmap=True).keys():
+        raise InputError(f"--out {out} is where a run keeps the checkpoint it resumes from: choose another file.")

@@ -23,11 +23,11 @@ import torch
 
 from . import __version__, formats
 from annotated_transformer.checkpoints import (
-    SNAPSHOT_KINDS,
-    TRAINING_STATE,
     average_checkpoints,
+    check_average_out,
     last_checkpoints,
     read_checkpoint,
+    snapshot_files,
     write_atomically,
     write_checkpoint,
 )
@@ -40,7 +40,7 @@ from .errors import DataError, InputError, report_errors
 from .fast_decoding import BeamSearch
 from .recipe import PRECISIONS, SCHEDULES, VOCABULARIES, Recipe, named_device
 from .trainer import stop_requests, terminate_as_interrupt
-from .translation import BaseTranslator, Translator, evaluate_pairs
+from .translation import BaseTranslator, Translator, best_average, evaluate_pairs
 
 # %% ../nbs/14_cli.ipynb #0f76d09c
 def _add_recipe_options(parser: argparse.ArgumentParser, corpus: Corpus):
@@ -99,7 +99,9 @@ def _add_progress_option(command: argparse.ArgumentParser, note: str = ""):
     command.add_argument("--no-progress", action="store_true", help=f"no progress bar{note}")
 
 
-def _add_test_set_options(command: argparse.ArgumentParser, purpose: str):
+def _add_test_set_options(
+    command: argparse.ArgumentParser, purpose: str, split: str = "the test set: test_2016_flickr, or newstest2014"
+):
     "The test set a command scores on, for `purpose`: a --split of a --corpus (its files in --data-dir), or your own files."
     tested = [name for name, corpus in CORPORA.items() if corpus.splits]
     command.add_argument("--corpus", default="multi30k", choices=tested, help=f"{purpose} (default: %(default)s)")
@@ -107,7 +109,7 @@ def _add_test_set_options(command: argparse.ArgumentParser, purpose: str):
     command.add_argument(
         "--split",
         help="multi30k: " + ", ".join(MULTI30K_SPLITS) + "; wmt14: val (newstest2013), test "
-        "(newstest2014) (default: the test set: test_2016_flickr, or newstest2014)",
+        f"(newstest2014) (default: {split})",
     )
     command.add_argument(
         "--source",
@@ -225,14 +227,19 @@ def _add_average(commands):
     p = commands.add_parser(
         "average",
         help="average checkpoints into one",
-        description="Average the weights of checkpoints of one run (§6.1): the last --last weight snapshots of a run "
-        "directory, or the files given. The result translates like any checkpoint.",
+        description="Average the weights of checkpoints of one run (§6.1). Given a run directory, choose on validation: "
+        "its last weights (last.pt) or the mean of its last 2 to 5 weight snapshots, whichever scores the best sacreBLEU, "
+        "into best.pt; or, with --last K, the mean of its last K snapshots, into average_K.pt. Given files, their mean. "
+        "The result translates like any checkpoint.",
     )
     p.add_argument(
         "checkpoints", type=Path, nargs="+", metavar="RUN_OR_CHECKPOINT", help="a run directory, or checkpoint files"
     )
-    p.add_argument("--last", type=int, default=5, help="snapshots to take from a run directory (default: %(default)s)")
-    p.add_argument("--out", type=Path, help="the averaged checkpoint (default: average_K.pt in the run directory)")
+    p.add_argument("--last", type=int, help="the mean of a run's last K snapshots, without choosing (default: choose)")
+    p.add_argument("--out", type=Path, help="the checkpoint to write (default: best.pt or average_K.pt in the run)")
+    _add_device_option(p)
+    _add_test_set_options(p, "the corpus to choose on", split="the validation set: val, or newstest2013")
+    _add_search_options(p.add_argument_group("without --last, the search to choose with"), "4")
 
 
 def _add_export(commands):
@@ -249,7 +256,7 @@ def _add_export(commands):
         "run",
         type=Path,
         metavar="RUN_OR_CHECKPOINT",
-        help="a checkpoint, or a run directory (its newest average_*.pt, else last.pt)",
+        help="a checkpoint, or a run directory (its newest best.pt or average_*.pt, else last.pt)",
     )
     p.add_argument("--out", type=Path, required=True, help="the directory to write")
     p.add_argument("--format", choices=formats.FORMATS, default="native", help="default: %(default)s")
@@ -325,20 +332,34 @@ def _translate_block(
     return len(problems)
 
 # %% ../nbs/14_cli.ipynb #fea5ac2e
-def _average(inputs: list[Path], last: int, out: Path | None):
-    "Write the average of a run's last checkpoints, or of the files given, and say where it went."
+def _average(args: argparse.Namespace, device: torch.device | None):
+    "Write the best weights of a run on validation, the mean of its last --last snapshots, or of the files given; say where."
+    inputs, last, out = args.checkpoints, args.last, args.out
     run_dir = inputs[0] if len(inputs) == 1 and inputs[0].is_dir() else None
-    paths = last_checkpoints(run_dir, last) if run_dir else inputs
     if out is None and run_dir is None:
         raise InputError("Give --out: where to write the average of these files.")
+    if run_dir and last is None:
+        return _choose_average(args, run_dir, out or run_dir / "best.pt", device)
+    paths = last_checkpoints(run_dir, last) if run_dir else inputs
     out = out or run_dir / f"average_{last}.pt"
-    if out.resolve() in {p.resolve() for p in paths} or out.stem.split("_")[0] in SNAPSHOT_KINDS:
-        raise InputError(f"--out {out} is a checkpoint to average, or named as a run's snapshot: choose another file.")
-    if out.name == "last.pt" or out.is_file() and TRAINING_STATE & read_checkpoint(out, mmap=True).keys():
-        raise InputError(f"--out {out} is where a run keeps the checkpoint it resumes from: choose another file.")
+    check_average_out(out, paths)
     write_checkpoint(out, average_checkpoints(paths))
     names = ", ".join(p.name for p in paths)
     print(f"averaged {names} into {out}; translate with: annotated-transformer translate --checkpoint {out}")
+
+
+def _choose_average(args: argparse.Namespace, run_dir: Path, out: Path, device: torch.device | None):
+    "Write the run's last weights or the mean of its last 2 to 5 snapshots, whichever scores best on validation."
+    check_average_out(out, [run_dir / "last.pt", *snapshot_files(run_dir)])
+    alpha = formats.model_alpha(run_dir / "last.pt") if args.alpha is None else args.alpha
+    search = BeamSearch(4 if args.beam is None else args.beam, alpha, allow_unk=not args.no_unk)
+    score = lambda translator: _score(args, lambda: translator, split="val")[0]["sacrebleu"]
+    saved, table = best_average(run_dir, score, device=device, search=search)
+    write_checkpoint(out, saved)
+    chosen, words = table.score.idxmax(), formats.search_words("native", search.beam, alpha, search.allow_unk)
+    print(f"sacreBLEU on {args.source or args.split or 'val'} ({words}):")
+    print(table.rename(columns=dict(score="sacreBLEU")).round(2).to_string())
+    print(f"chose {chosen}: written to {out}; translate with: annotated-transformer translate --model {out}")
 
 # %% ../nbs/14_cli.ipynb #9c92b5ab
 def _train_copy(args: argparse.Namespace):
@@ -378,14 +399,18 @@ def _train(args: argparse.Namespace, device: torch.device | None):
             raise KeyboardInterrupt(_kept(args.out / "last.pt") if processes.is_main else "") from None
     if processes.is_main:
         test_set = f"--corpus {args.task}" if corpus.splits else "--source TEST_SOURCE --reference TEST_REFERENCE"
+        val_set = f"--corpus {args.task}" if corpus.splits else "--source VAL_SOURCE --reference VAL_REFERENCE"
         print(
-            f"done: {args.out / 'last.pt'}; average its last snapshots with: annotated-transformer average {args.out}; "
+            f"done: {args.out / 'last.pt'}; choose its best weights on validation with: annotated-transformer average "
+            f"{args.out} {val_set}; "
             f"score a checkpoint with: annotated-transformer evaluate {test_set} --checkpoint CHECKPOINT"
         )
 
 # %% ../nbs/14_cli.ipynb #2bf0f427
-def _score(args: argparse.Namespace, open_model: Callable[[], Translator]) -> tuple:  # scores, translations
-    "The scores and translations on the test set the options name: a --split of --corpus, or --source (and --reference)."
+def _score(
+    args: argparse.Namespace, open_model: Callable[[], Translator], split: str | None = None
+) -> tuple:  # scores, translations
+    "The scores and translations on the test set the options name: a --split of --corpus (default: `split`, else its test), or --source."
     if args.source or args.reference:
         if not args.source or args.split:
             raise InputError(
@@ -396,7 +421,7 @@ def _score(args: argparse.Namespace, open_model: Callable[[], Translator]) -> tu
         scores, outputs = evaluate_pairs(open_model(), pairs, progress=True)
         return dict(split=str(args.source), **scores), outputs
     corpus = CORPORA[args.corpus]
-    split = args.split or corpus.splits[-1]
+    split = args.split or split or corpus.splits[-1]
     check_split(split, corpus.splits, args.corpus)  # before the model is loaded
     model, held = open_model(), {corpus.recipe.src_lang, corpus.recipe.tgt_lang}
     if not {model.src_tok.lang, model.tgt_tok.lang} <= held:
@@ -453,7 +478,7 @@ def run(args: argparse.Namespace):
     elif args.command == "train":
         _train(args, device)
     elif args.command == "average":
-        _average(args.checkpoints, args.last, args.out)
+        _average(args, device)
     elif args.command == "translate":
         _translate_stream(_open_model(args, device), sys.stdin.buffer, sys.stdout, args.max_tokens, args.on_error)
     elif args.command == "export":

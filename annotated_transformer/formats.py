@@ -29,17 +29,17 @@ from .translation import NATIVE, BaseTranslator, Format, Translator
 def export_source(
     path: str | Path,  # a checkpoint, or a run directory
 ) -> Path:  # the checkpoint to export
-    "The checkpoint a path names: itself, or a run directory's newest average of snapshots, else its last.pt."
+    "The checkpoint a path names: itself, or a run directory's newest `best.pt` or average of snapshots, else its last.pt."
     path = Path(path)
     if path.is_file():
         return path
-    averages = sorted(path.glob("average_*.pt"), key=lambda p: p.stat().st_mtime)
+    averages = sorted([*path.glob("best.pt"), *path.glob("average_*.pt")], key=lambda p: p.stat().st_mtime)
     if averages:
         return averages[-1]
     if (path / "last.pt").is_file():
         return path / "last.pt"
     raise FileNotFoundError(
-        f"{path} is neither a checkpoint nor a run directory with last.pt or an average_*.pt in it."
+        f"{path} is neither a checkpoint nor a run directory with last.pt, best.pt or an average_*.pt in it."
     )
 
 # %% ../nbs/10c_formats.ipynb #9e6dd792

@@ -116,7 +116,14 @@ RESUMABLE = ("epochs", "steps", "minutes", "snapshot_minutes", "alpha")
 
 def run_files(out: Path) -> list[Path]:
     "What a run leaves in its directory: `last.pt`, its snapshots, their averages, its metrics (and TensorBoard's)."
-    patterns = ("last.pt", *(f"{k}_*.pt" for k in SNAPSHOT_KINDS), "average_*.pt", "metrics.jsonl", "tensorboard/*")
+    patterns = (
+        "last.pt",
+        *(f"{k}_*.pt" for k in SNAPSHOT_KINDS),
+        "average_*.pt",
+        "best.pt",
+        "metrics.jsonl",
+        "tensorboard/*",
+    )
     return sorted(p for pattern in patterns for p in out.glob(pattern))
 
 

@@ -6,7 +6,7 @@ Docs: https://annotated-transformer.github.io/annotated-transformer/translation.
 
 # %% auto #0
 __all__ = ['Search', 'GREEDY', 'UNSPACED', 'NATIVE', 'checked_model', 'BaseTranslator', 'Translator', 'sacrebleu_tokenizer',
-           'bleu_scores', 'evaluate_pairs', 'alpha_search', 'Format']
+           'bleu_scores', 'evaluate_pairs', 'alpha_search', 'best_average', 'Format']
 
 # %% ../nbs/08d_translation.ipynb #ba0a7f0a
 import shutil
@@ -21,7 +21,7 @@ import torch
 from tqdm.auto import tqdm
 
 from .batches import TokenBudgetSampler, collate
-from .checkpoints import read_checkpoint
+from .checkpoints import average_checkpoints, read_checkpoint, snapshot_files
 from .data import BOS, EOS, BPETokenizer, Tokenizer, Vocab
 from .decoding import MAX_EXTRA
 from .errors import DataError, InputError, MissingDependencyError, ModelFileError
@@ -309,6 +309,30 @@ def alpha_search(
         scores, _ = evaluate_pairs(translator, pairs, beam=beam, alpha=alpha, allow_unk=allow_unk)
         rows.append(dict(alpha=alpha, sacrebleu=scores["sacrebleu"], brevity_penalty=scores["brevity_penalty"]))
     return pd.DataFrame(rows).set_index("alpha")
+
+# %% ../nbs/08d_translation.ipynb #53a4fae1
+def best_average(
+    run: str | Path,  # a run directory: its last.pt and its weight snapshots
+    score: Callable[[BaseTranslator], float],  # a translator's score on validation pairs; higher is better
+    most: int = 5,  # the most snapshots a mean takes
+    *,
+    device: torch.device | str | None = None,
+    search: Search = GREEDY,  # the search `score` translates with, e.g. the recipe's beam and α
+) -> tuple[dict, pd.DataFrame]:  # the best candidate's checkpoint (weights, no training state); every candidate's score
+    "The run's last weights, or the mean of its last 2 to `most` snapshots: whichever `score`s best (the first, on a tie)."
+    run, snapshots = Path(run), snapshot_files(run)
+    last = [run / "last.pt"] if (run / "last.pt").is_file() else snapshots[-1:]
+    if not last:
+        raise FileNotFoundError(f"{run} holds no last.pt and no weight snapshots: there are no weights to choose from.")
+    means = {f"mean of the last {k}": snapshots[-k:] for k in range(2, min(most, len(snapshots)) + 1)}
+    rows, best = [], None
+    for name, paths in {last[0].name: last, **means}.items():
+        saved = average_checkpoints(paths)  # of one file: its weights alone
+        value = score(Translator.from_saved(paths[-1], saved, device, search))
+        rows.append(dict(weights=name, files=", ".join(p.name for p in paths), score=value))
+        if best is None or value > best[0]:
+            best = value, saved
+    return best[1], pd.DataFrame(rows).set_index("weights")
 
 # %% ../nbs/08d_translation.ipynb #2873ed2c
 @dataclass(frozen=True)

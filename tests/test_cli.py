@@ -144,6 +144,18 @@ def test_translate_stdin_to_stdout(interrupted_and_resumed: Path):
         assert lines[0] and lines[2]
 
 
+def test_average_chooses_on_validation(interrupted_and_resumed: Path, corpus: Path, tmp_path: Path):
+    "Given a run, `average` scores last.pt and the mean of the snapshots on validation and writes the best one."
+    best = tmp_path / "best.pt"  # not in the run, where `export` would take it for the run's model
+    args = ["average", str(interrupted_and_resumed), "--data-dir", str(corpus), "--beam", "1", "--out", str(best)]
+    out = cli(*args).stdout
+    assert "sacreBLEU on val (greedy):" in out and "last.pt" in out and "mean of the last 2" in out, out
+    chosen = out.split("chose ")[1].split(":")[0]
+    expected = ["last.pt"] if chosen == "last.pt" else ["epoch_01.pt", "epoch_02.pt"]
+    saved = torch.load(best, weights_only=True)
+    assert [Path(p).name for p in saved["averaged"]] == expected and "optimizer" not in saved, (out, saved["averaged"])
+
+
 def test_average_then_translate(interrupted_and_resumed: Path, tmp_path: Path):
     run = interrupted_and_resumed
     out = cli("average", str(run), "--last", "2").stdout

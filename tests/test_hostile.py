@@ -143,6 +143,8 @@ def test_a_truncated_checkpoint_is_one_clear_error(run: Path, tmp_path: Path):
         (["--last", "1", "--out", "{run}/epoch_01.pt"], "epoch_01.pt"),  # over one of its own inputs
         (["--last", "0"], "at least one snapshot"),
         (["--last", "-3"], "at least one snapshot"),
+        (["--out", "{run}/last.pt"], "last.pt"),  # choosing on validation refuses the same, before any work
+        (["--out", "{run}/epoch_01.pt"], "epoch_01.pt"),
     ],
 )
 def test_average_refuses_what_would_destroy_a_run(run: Path, args: list[str], phrase: str):

@@ -202,6 +202,6 @@ def test_every_readme_command_works_as_written(reader_dir: tuple[Path, dict], tm
     text = "\n".join(outputs.values())
     assert "exact copies:" in text  # make demo
     assert "done: runs/multi30k/last.pt" in text and "sacreBLEU" in text and "2 process(es)" in text
-    assert "done: runs/half/last.pt" in text and (home / "runs" / "multi30k" / "average_5.pt").is_file()  # 2 budgets
+    assert "done: runs/half/last.pt" in text and (home / "runs" / "multi30k" / "best.pt").is_file()  # 2 budgets
     assert "test_2016_flickr.en.gz: sacreBLEU" in text  # English→German, trained on the reader's own corpus
     assert (home / "runs" / "wmt14" / "average_5.pt").is_file() and "newstest2014: sacreBLEU" in text

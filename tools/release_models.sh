@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# The models a release carries and the website runs: the Multi30k recipe trained here (its hour on a CPU), its last
-# snapshots averaged, exported three ways, each directory with its model card and test_2016_flickr BLEU:
+# The models a release carries and the website runs: the Multi30k recipe trained here (its hour on a CPU), its best
+# weights on validation (last.pt or a mean of its last snapshots, as `average` chooses), exported three ways, each
+# directory with its model card and test_2016_flickr BLEU:
 #   models/de-en       safetensors and JSON (`translate --model`, `Translator.from_pretrained`, `make docs MODEL=...`)
 #   models/de-en-ct2   CTranslate2, 8-bit weights
 #   models/de-en-onnx  ONNX, 8-bit weights, as the website's "Try it" page runs it
@@ -9,7 +10,7 @@ set -euo pipefail
 make install
 at=.venv/bin/annotated-transformer
 $at train multi30k --out runs/multi30k ${TRAIN_OPTIONS:-}
-$at average runs/multi30k
+$at average runs/multi30k --no-unk
 $at export runs/multi30k --out models/de-en --score --no-unk
 $at export runs/multi30k --out models/de-en-ct2 --format ctranslate2 --quantization int8 --score --no-unk
 $at export runs/multi30k --out models/de-en-onnx --format onnx --quantization int8 --score --no-unk
