@@ -36,6 +36,7 @@ from .fast_decoding import BeamSearch
 from .model import EncoderDecoder, TransformerConfig, build_model, load_torch_layer
 from .multi30k import MULTI30K, prepare_multi30k
 from .recipe import PRECISIONS, autocast_dtype, translation_model
+from .trainer import ClosedFormLabelSmoothing
 from .training import Batch, LabelSmoothing, batch_loss, paper_optimizer
 from .translation import Translator
 
@@ -114,7 +115,7 @@ def training_speed(
 ) -> list[float]:  # non-padding target tokens per second, one figure per pass
     "The speed of full training steps (forward, loss, backward, Adam) over `batches`."
     device = next(model.parameters()).device
-    criterion = LabelSmoothing(model.generator.proj.out_features, PAD, 0.1)
+    criterion = ClosedFormLabelSmoothing(model.generator.proj.out_features, PAD, 0.1)  # as the trainer's
     optimizer, scheduler = paper_optimizer(model, model.config.d_model)
 
     def step(batch: Batch):  # what `train` does per batch, without its logging, checkpoints and per-batch loss.item()

@@ -7,7 +7,7 @@ Docs: https://annotated-transformer.github.io/annotated-transformer/recipe.html.
 # %% auto #0
 __all__ = ['VOCABULARIES', 'SCHEDULES', 'PRECISIONS', 'Recipe', 'autocast_dtype', 'default_device', 'named_device',
            'learn_vocabularies', 'vocabulary_data', 'saved_vocabularies', 'ParallelData', 'prepare_data',
-           'translation_model', 'recipe_optimizer', 'learning_rates']
+           'translation_model', 'recipe_optimizer', 'learning_rates', 'recipe_criterion']
 
 # %% ../nbs/08a_recipe.ipynb #a0b91c1c
 import math
@@ -19,8 +19,8 @@ from .data import BPETokenizer, Tokenizer, Vocab, encode_pairs, train_bpe
 from .errors import InputError
 from .fast_decoding import MAX_ALPHA
 from .model import EncoderDecoder, TransformerConfig, build_model
-from .trainer import BudgetSchedule
-from .training import paper_optimizer, rate
+from .trainer import BudgetSchedule, ClosedFormLabelSmoothing
+from .training import PAD, paper_optimizer, rate
 
 # %% ../nbs/08a_recipe.ipynb #93974d7d
 @dataclass(frozen=True)
@@ -261,3 +261,11 @@ def learning_rates(
         optimizer.step()  # no gradients: nothing moves
         scheduler.step()
     return rates
+
+# %% ../nbs/08a_recipe.ipynb #9427467e
+def recipe_criterion(
+    recipe: Recipe,
+    tgt_vocab: int,  # the target vocabulary's size
+) -> ClosedFormLabelSmoothing:
+    "The summed training loss of a run of `recipe`: §5.4's label smoothing at `recipe.eps_ls`, padding ignored."
+    return ClosedFormLabelSmoothing(tgt_vocab, PAD, recipe.eps_ls)

@@ -24,7 +24,7 @@ from pathlib import Path
 import torch
 from filelock import FileLock, Timeout
 
-from .batches import batch_loader
+from .batches import batch_loader, epoch_batches
 from annotated_transformer.checkpoints import (
     SNAPSHOT_KINDS,
     Checkpoints,
@@ -44,6 +44,7 @@ from annotated_transformer.recipe import (
     default_device,
     learn_vocabularies,
     prepare_data,
+    recipe_criterion,
     recipe_optimizer,
     translation_model,
     vocabulary_data,
@@ -68,16 +69,6 @@ def mean_loss(
             total += batch_loss(model, criterion, batch).item()
         tokens += batch.ntokens
     return total / tokens
-
-# %% ../nbs/08b_runs.ipynb #3288610d
-def _epoch_batches(loader: torch.utils.data.DataLoader):
-    "A `make_batches` for the `Trainer`: the loader, set to an epoch."
-
-    def make_batches(epoch: int):
-        loader.batch_sampler.set_epoch(epoch)
-        return loader
-
-    return make_batches
 
 # %% ../nbs/08b_runs.ipynb #a60738c7
 def check_work_left(
@@ -407,8 +398,8 @@ def run_trainer(
         logger.info(run_plan(recipe, data, model, len(loader), processes, autocast, state))
     hooks = [Snapshots(out, recipe, model, val_loader, autocast, extra, keep), Metrics(out / "metrics.jsonl", state)]
     hooks = [*(hooks if main else []), Checkpoints(out / "last.pt", model, optimizer, scheduler, 100, extra, processes)]
-    criterion = LabelSmoothing(len(data.tgt_vocab), PAD, recipe.eps_ls)
-    batches = _epoch_batches(loader)
+    criterion = recipe_criterion(recipe, len(data.tgt_vocab))
+    batches = epoch_batches(loader)
     trainer = Trainer(
         model, batches, criterion, optimizer, scheduler, recipe.accum, autocast, hooks, processes, progress
     )

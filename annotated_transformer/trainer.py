@@ -6,7 +6,8 @@ Docs: https://annotated-transformer.github.io/annotated-transformer/trainer.html
 
 # %% auto #0
 __all__ = ['SINGLE', 'logger', 'TrainState', 'Hook', 'Processes', 'over_budget', 'recent_pace', 'stop_requests',
-           'terminate_as_interrupt', 'BudgetSchedule', 'Trainer', 'AboveTheBar', 'PlanReport']
+           'terminate_as_interrupt', 'BudgetSchedule', 'Trainer', 'ClosedFormLabelSmoothing', 'AboveTheBar',
+           'PlanReport']
 
 # %% ../nbs/05a_trainer.ipynb #82c9853c
 import contextlib
@@ -26,7 +27,7 @@ from tqdm.auto import tqdm
 
 from .errors import DataError, InputError
 from .model import EncoderDecoder
-from .training import Batch, batch_loss, update
+from .training import Batch, LabelSmoothing, batch_loss, update
 
 # %% ../nbs/05a_trainer.ipynb #e2210f19
 @dataclass
@@ -376,6 +377,22 @@ class Trainer:
             if (results := getattr(hook, seam)(self.state)) is not None:
                 self.state.evals.append(dict(epoch=self.state.epoch, step=self.state.step, **results))
         self.model.train()  # a hook may have evaluated the model
+
+# %% ../nbs/05a_trainer.ipynb #c782deab
+class ClosedFormLabelSmoothing(LabelSmoothing):
+    "`LabelSmoothing`'s loss without its (n, size) targets: three sums per row, in float32."
+
+    def forward(
+        self,
+        x: Tensor,  # (n, size) log-probabilities, of any float dtype
+        target: Tensor,  # (n,) token ids
+    ) -> Tensor:  # scalar, float32: the summed loss, KL(smoothed_targets(target) || exp(x))
+        eps, spread = self.eps_ls, self.eps_ls / (self.size - 2)
+        entropy_term = (1 - eps) * math.log(1 - eps) + (eps * math.log(spread) if eps > 0 else 0.0)  # sum of q log q
+        x_correct = x.gather(1, target.unsqueeze(1)).squeeze(1).float()  # (n,)
+        x_others = x.sum(1, dtype=torch.float32) - x_correct - x[:, self.padding_idx].float()  # (n,) the wrong, non-pad
+        per_token = entropy_term - (1 - eps) * x_correct - spread * x_others  # sum q log q - sum q log p
+        return per_token.masked_fill(target == self.padding_idx, 0.0).sum()
 
 # %% ../nbs/05a_trainer.ipynb #b54bbb86
 class AboveTheBar(logging.Handler):

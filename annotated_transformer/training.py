@@ -9,11 +9,11 @@ __all__ = ['SPECIALS', 'BOS', 'EOS', 'PAD', 'UNK', 'Batch', 'rate', 'paper_optim
            'train']
 
 # %% ../nbs/02_training.ipynb #00c19f82
-import math
 from collections.abc import Callable, Iterable
 
 import pandas as pd
 import torch
+import torch.nn.functional as F
 from torch import Tensor, nn
 
 from .attention import padding_mask, subsequent_mask
@@ -93,13 +93,8 @@ class LabelSmoothing(nn.Module):
         x: Tensor,  # (n, size) log-probabilities
         target: Tensor,  # (n,) token ids
     ) -> Tensor:  # scalar: the summed loss, KL(smoothed_targets(target) || exp(x))
-        "The KL divergence, without building the (n, size) targets: sum q log q is the same for every row."
-        eps, spread = self.eps_ls, self.eps_ls / (self.size - 2)
-        entropy_term = (1 - eps) * math.log(1 - eps) + (eps * math.log(spread) if eps > 0 else 0.0)  # sum of q log q
-        x_correct = x.gather(1, target.unsqueeze(1)).squeeze(1).float()  # (n,); sums in float32 (for bfloat16 x)
-        x_others = x.sum(1, dtype=torch.float32) - x_correct - x[:, self.padding_idx].float()  # (n,) the wrong, non-pad
-        per_token = entropy_term - (1 - eps) * x_correct - spread * x_others  # sum q log q - sum q log p
-        return per_token.masked_fill(target == self.padding_idx, 0.0).sum()
+        "The KL divergence from the smoothed targets q to the prediction: the sum of q (log q - x); q = 0 adds nothing."
+        return F.kl_div(x, self.smoothed_targets(target), reduction="sum")
 
 # %% ../nbs/02_training.ipynb #c4e2fea7
 def batch_loss(

@@ -7,11 +7,10 @@ from pathlib import Path
 
 import torch
 
-from annotated_transformer.batches import batch_loader
+from annotated_transformer.batches import batch_loader, epoch_batches
 from annotated_transformer.data import BOS, EOS, PAD
 from annotated_transformer.distributed import distributed
 from annotated_transformer.model import make_model
-from annotated_transformer.runs import _epoch_batches
 from annotated_transformer.trainer import Trainer
 from annotated_transformer.training import LabelSmoothing
 
@@ -36,7 +35,7 @@ def setup():
 def run(model, optimizer, scheduler, loader, **kwargs):
     "Train for `STEPS` updates; `kwargs` go to the `Trainer` (`processes`, `accum_iter`)."
     criterion = LabelSmoothing(VOCAB, PAD, 0.1)
-    trainer = Trainer(model, _epoch_batches(loader), criterion, optimizer, scheduler, progress=False, **kwargs)
+    trainer = Trainer(model, epoch_batches(loader), criterion, optimizer, scheduler, progress=False, **kwargs)
     return trainer.fit(steps=STEPS)
 
 
