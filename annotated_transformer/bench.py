@@ -315,7 +315,10 @@ def _training_rows(name: str, config: TransformerConfig, batches: list[Batch], r
     rows = []
     for key, what in (("tokens/s", "target tokens/s"), ("peak MiB", "peak memory (MiB)")):
         ours, theirs = ([run[kind][key] for run in runs] for kind in ("ours", "nn.Transformer"))
-        medians, ratios = (statistics.median(ours), statistics.median(theirs)), [a / b for a, b in zip(ours, theirs)]
+        medians, ratios = (
+            (statistics.median(ours), statistics.median(theirs)),
+            [a / b for a, b in zip(ours, theirs) if b],
+        )
         rows.append(_row(f"training, {name}: {what}", "ours", medians[0], "nn.Transformer", medians[1], ratios))
     return rows
 
@@ -373,6 +376,8 @@ def benchmark(
     rounds: int = 3,  # training comparisons, the two models in turn, each in a fresh process
 ) -> pd.DataFrame:
     "Training throughput and memory against `nn.Transformer`, decoding with and without the cache, and padding."
+    if rounds < 1:
+        raise InputError(f"The benchmark compares the models in 1 or more rounds, not {rounds}.")
     if threads:
         torch.set_num_threads(threads)
     data = prepare_multi30k(MULTI30K, data_dir)

@@ -350,15 +350,16 @@ def _average(args: argparse.Namespace, device: torch.device | None):
 
 def _choose_average(args: argparse.Namespace, run_dir: Path, out: Path, device: torch.device | None):
     "Write the run's last weights or the mean of its last 2 to 5 snapshots, whichever scores best on validation."
+    if args.split not in (None, "val"):
+        raise InputError(f"average chooses on validation (--split val), not on {args.split}: that must stay a test.")
     check_average_out(out, [run_dir / "last.pt", *snapshot_files(run_dir)])
-    alpha = formats.model_alpha(run_dir / "last.pt") if args.alpha is None else args.alpha
+    alpha = formats.model_alpha(formats.export_source(run_dir)) if args.alpha is None else args.alpha
     search = BeamSearch(4 if args.beam is None else args.beam, alpha, allow_unk=not args.no_unk)
     score = lambda translator: _score(args, lambda: translator, split="val")[0]["sacrebleu"]
     saved, table = best_average(run_dir, score, device=device, search=search)
     write_checkpoint(out, saved)
     chosen, words = table.score.idxmax(), formats.search_words("native", search.beam, alpha, search.allow_unk)
-    print(f"sacreBLEU on {args.source or args.split or 'val'} ({words}):")
-    print(table.rename(columns=dict(score="sacreBLEU")).round(2).to_string())
+    print(f"sacreBLEU on {args.source or 'val'} ({words}):\n{table.round(2).to_string()}")
     print(f"chose {chosen}: written to {out}; translate with: annotated-transformer translate --model {out}")
 
 # %% ../nbs/14_cli.ipynb #9c92b5ab

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import torch
 
-from .checkpoints import read_checkpoint
+from .checkpoints import read_checkpoint, snapshot_files
 from .ctranslate2_format import CTRANSLATE2
 from .errors import InputError, ModelFileError
 from .fast_decoding import MAX_ALPHA, BeamSearch
@@ -29,7 +29,7 @@ from .translation import NATIVE, BaseTranslator, Format, Translator
 def export_source(
     path: str | Path,  # a checkpoint, or a run directory
 ) -> Path:  # the checkpoint to export
-    "The checkpoint a path names: itself, or a run directory's newest `best.pt` or average of snapshots, else its last.pt."
+    "The checkpoint a path names: itself, or a run directory's newest `best.pt` or average, else its last.pt or newest snapshot."
     path = Path(path)
     if path.is_file():
         return path
@@ -38,8 +38,11 @@ def export_source(
         return averages[-1]
     if (path / "last.pt").is_file():
         return path / "last.pt"
+    snapshots = snapshot_files(path) if path.is_dir() else []
+    if snapshots:
+        return snapshots[-1]
     raise FileNotFoundError(
-        f"{path} is neither a checkpoint nor a run directory with last.pt, best.pt or an average_*.pt in it."
+        f"{path} is neither a checkpoint nor a run directory with last.pt, best.pt, an average_*.pt or a snapshot in it."
     )
 
 # %% ../nbs/10c_formats.ipynb #9e6dd792

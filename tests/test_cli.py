@@ -145,15 +145,25 @@ def test_translate_stdin_to_stdout(interrupted_and_resumed: Path):
 
 
 def test_average_chooses_on_validation(interrupted_and_resumed: Path, corpus: Path, tmp_path: Path):
-    "Given a run, `average` scores last.pt and the mean of the snapshots on validation and writes the best one."
-    best = tmp_path / "best.pt"  # not in the run, where `export` would take it for the run's model
-    args = ["average", str(interrupted_and_resumed), "--data-dir", str(corpus), "--beam", "1", "--out", str(best)]
-    out = cli(*args).stdout
-    assert "sacreBLEU on val (greedy):" in out and "last.pt" in out and "mean of the last 2" in out, out
+    "Given a run, `average` scores last.pt and the mean of the snapshots on validation and writes the best to best.pt."
+    run = tmp_path / "run"  # a copy: `export` would take best.pt for the run's model in the other tests
+    run.mkdir()
+    for name in ("last.pt", "epoch_01.pt", "epoch_02.pt"):
+        (run / name).write_bytes((interrupted_and_resumed / name).read_bytes())
+    out = cli("average", str(run), "--data-dir", str(corpus), "--beam", "1").stdout
+    assert "sacreBLEU on val (greedy):" in out, out
+    scores = {line.rsplit(None, 1)[0].split("  ")[0]: float(line.split()[-1]) for line in out.splitlines()[3:5]}
     chosen = out.split("chose ")[1].split(":")[0]
+    assert list(scores) == ["last.pt", "mean of the last 2"] and scores[chosen] == max(scores.values()), out
     expected = ["last.pt"] if chosen == "last.pt" else ["epoch_01.pt", "epoch_02.pt"]
-    saved = torch.load(best, weights_only=True)
+    saved = torch.load(run / "best.pt", weights_only=True)
     assert [Path(p).name for p in saved["averaged"]] == expected and "optimizer" not in saved, (out, saved["averaged"])
+    refused = subprocess.run(
+        [sys.executable, "-m", "annotated_transformer.cli", "average", str(run), "--split", "test_2016_flickr"],
+        capture_output=True,
+        text=True,
+    )
+    assert refused.returncode == 2 and "that must stay a test" in refused.stderr, refused.stderr
 
 
 def test_average_then_translate(interrupted_and_resumed: Path, tmp_path: Path):
