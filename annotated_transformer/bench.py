@@ -292,7 +292,7 @@ def _row(
         "value": value,
         "against": against,
         "baseline": baseline,
-        "ratio": statistics.median(ratios) if ratios else value / baseline if baseline else nan,
+        "ratio": statistics.median(ratios) if ratios else (value / baseline if baseline else nan),
         "lowest": min(ratios, default=nan),
         "highest": max(ratios, default=nan),
     }
@@ -315,11 +315,9 @@ def _training_rows(name: str, config: TransformerConfig, batches: list[Batch], r
     rows = []
     for key, what in (("tokens/s", "target tokens/s"), ("peak MiB", "peak memory (MiB)")):
         ours, theirs = ([run[kind][key] for run in runs] for kind in ("ours", "nn.Transformer"))
-        medians, ratios = (
-            (statistics.median(ours), statistics.median(theirs)),
-            [a / b for a, b in zip(ours, theirs) if b],
-        )
-        rows.append(_row(f"training, {name}: {what}", "ours", medians[0], "nn.Transformer", medians[1], ratios))
+        ratios = [a / b for a, b in zip(ours, theirs) if b]  # round by round
+        median, baseline = statistics.median(ours), statistics.median(theirs)
+        rows.append(_row(f"training, {name}: {what}", "ours", median, "nn.Transformer", baseline, ratios))
     return rows
 
 
@@ -470,8 +468,9 @@ def main(argv: list[str] | None = None) -> int:  # the exit status: 2 after an e
 def _save_benchmark(args: argparse.Namespace):
     "Run the benchmark `args` describe; print its table and save it."
     autocast = autocast_dtype(args.precision, torch.device(args.device))
-    options = (args.batches, args.repeats, args.threads, args.device, autocast, args.rounds)
-    table = benchmark(args.data_dir, args.checkpoint, *options)
+    table = benchmark(
+        args.data_dir, args.checkpoint, args.batches, args.repeats, args.threads, args.device, autocast, args.rounds
+    )
     text = (
         f"{date.today()}, {_device_name(args.device)}, torch {torch.__version__}, {autocast or torch.float32}\n"
         f"{format_table(table)}\n"
