@@ -10,14 +10,12 @@ __all__ = ['MODEL_HELP', 'parser', 'run', 'main']
 # %% ../nbs/14_cli.ipynb #d9c37f64
 import argparse
 import dataclasses
-import itertools
 import json
 import os
-import signal
 import sys
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from pathlib import Path
-from typing import TextIO, get_args
+from typing import get_args
 
 import torch
 
@@ -36,11 +34,11 @@ from .corpus import CORPORA, Corpus, read_pairs
 from .cpu import keep_freed_memory
 from .data import MULTI30K_SPLITS, check_split
 from .distributed import distributed
-from .errors import DataError, InputError, report_errors
+from .errors import InputError, report_errors
 from .fast_decoding import BeamSearch
 from .recipe import PRECISIONS, SCHEDULES, VOCABULARIES, Recipe, named_device
-from .trainer import stop_requests, terminate_as_interrupt
-from .translation import BaseTranslator, Translator, best_average, evaluate_pairs
+from .trainer import lines_shown, terminate_as_interrupt
+from .translation import BaseTranslator, Translator, best_average, evaluate_pairs, translate_stream
 
 # %% ../nbs/14_cli.ipynb #0f76d09c
 def _add_recipe_options(parser: argparse.ArgumentParser, corpus: Corpus):
@@ -271,66 +269,6 @@ def _add_export(commands):
     _add_test_set_options(p, "with --score, the corpus to score on")
     _add_search_options(p.add_argument_group("with --score, the search"), "4; 1 for onnx")
 
-# %% ../nbs/14_cli.ipynb #c6687bd4
-def _line_problems(translator: Translator, numbered: list[tuple[int, bytes]]) -> tuple[dict, dict]:
-    "The texts of the lines to translate, and what is wrong with the others, both by line number; empty lines in neither."
-    texts, problems = {}, {}
-    for n, raw in numbered:
-        try:
-            text = raw.decode("utf-8").rstrip("\r\n")
-        except UnicodeDecodeError as e:
-            problems[n] = f"not UTF-8 (byte {raw[e.start]:#04x} at byte {e.start + 1} of the line)"
-            continue
-        if text.strip():
-            texts[n] = text
-    numbers = list(texts)
-    for i in translator.too_long(translator.encode(list(texts.values()))):
-        problems[numbers[i]] = "too long for this model: split it into shorter sentences"
-    return {n: t for n, t in texts.items() if n not in problems}, problems
-
-
-def _translate_stream(
-    translator: Translator,
-    lines: Iterable[bytes],  # the input, a sentence a line, as a binary stream gives it
-    out: TextIO,
-    max_tokens: int,
-    on_error: str = "stop",  # a line that cannot be translated: "stop" there, or "skip" it (an empty line out)
-    chunk: int = 200,  # lines translated and written at a time
-) -> int:  # the number of lines skipped
-    "Translate `lines` to `out` a chunk at a time; empty lines stay empty; a bad line is named by its number."
-    numbered, skipped, written = enumerate(lines, 1), 0, 0
-    with stop_requests() as asked:  # Ctrl-C or SIGTERM: stop after the chunk in progress is written
-        try:
-            while not asked and (block := list(itertools.islice(numbered, chunk))):
-                skipped += _translate_block(translator, block, out, max_tokens, on_error)
-                written += len(block)
-        except KeyboardInterrupt:  # a second Ctrl-C: at once, the chunk in progress lost
-            asked.append(signal.SIGINT)
-    if asked:
-        raise KeyboardInterrupt(f"the first {written} input lines are translated and written")
-    return skipped
-
-
-def _translate_block(
-    translator: Translator, block: list[tuple[int, bytes]], out: TextIO, max_tokens: int, on_error: str
-) -> int:  # the number of lines skipped
-    "Translate and write one chunk of numbered lines, as `_translate_stream` says."
-    texts, problems = _line_problems(translator, block)
-    stop = min(problems) if problems and on_error == "stop" else None
-    if stop:  # translate and write what comes before the bad line, then stop
-        block, texts = [(n, r) for n, r in block if n < stop], {n: t for n, t in texts.items() if n < stop}
-    translated = dict(zip(texts, translator.translate(list(texts.values()), max_tokens=max_tokens) if texts else []))
-    out.writelines(translated.get(n, "") + "\n" for n, _ in block)
-    out.flush()
-    if stop:
-        raise DataError(
-            f"input line {stop} is {problems[stop]}. The lines before it are translated; "
-            "mend it, or pass --on-error skip to leave such lines empty."
-        )
-    for n in sorted(problems):
-        print(f"annotated-transformer: input line {n} skipped: {problems[n]}", file=sys.stderr)
-    return len(problems)
-
 # %% ../nbs/14_cli.ipynb #fea5ac2e
 def _average(args: argparse.Namespace, device: torch.device | None):
     "Write the best weights of a run on validation, the mean of its last --last snapshots, or of the files given; say where."
@@ -345,7 +283,7 @@ def _average(args: argparse.Namespace, device: torch.device | None):
     check_average_out(out, paths)
     write_checkpoint(out, average_checkpoints(paths))
     names = ", ".join(p.name for p in paths)
-    print(f"averaged {names} into {out}; translate with: annotated-transformer translate --checkpoint {out}")
+    print(f"averaged {names} into {out}; translate with: annotated-transformer translate --model {out}")
 
 
 def _choose_average(args: argparse.Namespace, run_dir: Path, out: Path, device: torch.device | None):
@@ -399,12 +337,12 @@ def _train(args: argparse.Namespace, device: torch.device | None):
         except KeyboardInterrupt:  # Ctrl-C, or SIGTERM: the trainer saved the run after its last update
             raise KeyboardInterrupt(_kept(args.out / "last.pt") if processes.is_main else "") from None
     if processes.is_main:
-        test_set = f"--corpus {args.task}" if corpus.splits else "--source TEST_SOURCE --reference TEST_REFERENCE"
-        val_set = f"--corpus {args.task}" if corpus.splits else "--source VAL_SOURCE --reference VAL_REFERENCE"
+        test_set = corpus.scoring_options(args.task, data, "TEST")
+        val_set = corpus.scoring_options(args.task, data, "VAL")
         print(
             f"done: {args.out / 'last.pt'}; choose its best weights on validation with: annotated-transformer average "
             f"{args.out} {val_set}; "
-            f"score a checkpoint with: annotated-transformer evaluate {test_set} --checkpoint CHECKPOINT"
+            f"score it with: annotated-transformer evaluate {test_set} --model {args.out / 'best.pt'}"
         )
 
 # %% ../nbs/14_cli.ipynb #2bf0f427
@@ -481,7 +419,7 @@ def run(args: argparse.Namespace):
     elif args.command == "average":
         _average(args, device)
     elif args.command == "translate":
-        _translate_stream(_open_model(args, device), sys.stdin.buffer, sys.stdout, args.max_tokens, args.on_error)
+        translate_stream(_open_model(args, device), sys.stdin.buffer, sys.stdout, args.max_tokens, args.on_error)
     elif args.command == "export":
         _export(args, device)
     elif args.command == "evaluate":
@@ -492,7 +430,7 @@ def main(argv: list[str] | None = None) -> int:
     "The `annotated-transformer` program: parse `argv` (default: the command line) and run it."
     args = parser().parse_args(argv)
     keep_freed_memory()  # once for the whole process: see the CPU notebook
-    with terminate_as_interrupt():
+    with terminate_as_interrupt(), lines_shown(always=True):  # its lines above its progress bars
         return report_errors("annotated-transformer", lambda: run(args), exiting=argv is None)
 
 

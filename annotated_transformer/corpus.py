@@ -193,6 +193,12 @@ class Corpus(NamedTuple):
         "A new run's recipe: the default (for a user's corpus, `new_corpus_recipe`'s) with the `Recipe` fields `given`."
         return new_corpus_recipe(data["train"], given) if "train" in data else replace(self.recipe, **given)
 
+    def scoring_options(self, name: str, data: dict, which: str) -> str:  # `name`: the corpus's in `CORPORA`
+        "The options of `evaluate` and `average` that find the test set (`which`: TEST) or the validation set (VAL)."
+        if not self.splits:  # the user's own files, which only the user can name
+            return f"--source {which}_SOURCE --reference {which}_REFERENCE"
+        return f"--corpus {name}" + (f" --data-dir {data['data_dir']}" if data.get("data_dir") else "")
+
 # %% ../nbs/12b_corpus.ipynb #acfcb65b
 def _data_dir(help: str) -> dict:
     return {"data_dir": dict(type=Path, help=help)}

@@ -394,8 +394,6 @@ def run_trainer(
     state = load_checkpoint(out / "last.pt", model, optimizer, scheduler, device, *rank) if resume else TrainState()
     autocast = autocast_dtype(recipe.precision, device)
     val_loader = batch_loader(*data.splits["val"], recipe.max_tokens, shuffle=False)
-    if main:
-        logger.info(run_plan(recipe, data, model, len(loader), processes, autocast, state))
     hooks = [Snapshots(out, recipe, model, val_loader, autocast, extra, keep), Metrics(out / "metrics.jsonl", state)]
     hooks = [*(hooks if main else []), Checkpoints(out / "last.pt", model, optimizer, scheduler, 100, extra, processes)]
     criterion = recipe_criterion(recipe, len(data.tgt_vocab))
@@ -404,7 +402,8 @@ def run_trainer(
         model, batches, criterion, optimizer, scheduler, recipe.accum, autocast, hooks, processes, progress
     )
     if main:
-        trainer.hooks = [*hooks, PlanReport(trainer)]  # it reads the trainer's forecast
+        intro = run_plan(recipe, data, model, len(loader), processes, autocast, state)
+        trainer.hooks = [*hooks, PlanReport(trainer, intro=intro)]  # it reads the trainer's forecast
     return trainer, state
 
 

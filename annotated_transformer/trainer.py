@@ -6,8 +6,8 @@ Docs: https://annotated-transformer.github.io/annotated-transformer/trainer.html
 
 # %% auto #0
 __all__ = ['SINGLE', 'logger', 'TrainState', 'Hook', 'Processes', 'over_budget', 'recent_pace', 'stop_requests',
-           'terminate_as_interrupt', 'BudgetSchedule', 'Trainer', 'ClosedFormLabelSmoothing', 'AboveTheBar',
-           'PlanReport']
+           'terminate_as_interrupt', 'AboveTheBar', 'lines_shown', 'BudgetSchedule', 'Trainer',
+           'ClosedFormLabelSmoothing', 'PlanReport']
 
 # %% ../nbs/05a_trainer.ipynb #82c9853c
 import contextlib
@@ -45,6 +45,9 @@ class TrainState:
 # %% ../nbs/05a_trainer.ipynb #73ac288f
 class Hook:
     "What a training run calls at its seams, in the order the hooks were given; a dict a method returns is kept in `state.evals`."
+
+    def at_start(self, state: TrainState) -> dict | None:
+        return None  # once, before the first update of this `fit`
 
     def after_update(self, state: TrainState) -> dict | None:
         return None  # after every optimizer update
@@ -152,6 +155,35 @@ def terminate_as_interrupt():
     finally:
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
+# %% ../nbs/05a_trainer.ipynb #b54bbb86
+class AboveTheBar(logging.Handler):
+    "A logging handler that writes each record as a line above tqdm's progress bars."
+
+    def emit(self, record: logging.LogRecord):
+        text = record.getMessage()
+        tqdm.write(text if record.levelno < logging.WARNING else f"warning: {text}")
+
+
+logger = logging.getLogger("annotated_transformer")  # the modules' loggers, `logging.getLogger(__name__)`, are its
+
+
+@contextlib.contextmanager
+def lines_shown(always: bool = False):  # True: a command's, whatever the program's logging
+    "While it lasts, the package's lines above the progress bar, where the program has not configured logging."
+    if not always and (logger.handlers or logger.level or logging.getLogger().handlers):
+        yield  # the program's own handlers, or its level, decide
+        return
+    handler, level, propagate = AboveTheBar(), logger.level, logger.propagate
+    logger.addHandler(handler)
+    logger.setLevel(logging.INFO)
+    logger.propagate = not always  # a command's lines go to its output alone
+    try:
+        yield
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(level)
+        logger.propagate = propagate
+
 # %% ../nbs/05a_trainer.ipynb #b7c41d02
 class BudgetSchedule(torch.optim.lr_scheduler.LRScheduler):
     "A learning rate planned for the run's end: Eq. (3)'s warm-up, then a straight fall to 0 where the budget or `most` ends it."
@@ -257,7 +289,8 @@ class Trainer:
         total = self.forecast()[0]
         self.stop = False
         bar = tqdm(desc="train", unit="update", initial=self.state.step, total=total, disable=not show)
-        with bar as self.bar, stop_requests() as self.asked:
+        with bar as self.bar, stop_requests() as self.asked, lines_shown():
+            self.call("at_start")
             while not self.done():
                 self.train_epoch()
             interrupted = self.stop and not self.finished()  # asked during the last update: the run ends as usual
@@ -371,7 +404,7 @@ class Trainer:
         now, pace = self.state.records[-1], recent_pace(self.state.records, self.scheduler.per_epoch)
         self.scheduler.plan(*self.processes.broadcast((now["step"], now["elapsed_s"], pace)))
 
-    def call(self, seam: str):  # "after_update", "after_epoch" or "at_end"
+    def call(self, seam: str):  # a `Hook` method's name: "at_start", "after_update", ...
         "Every hook's method `seam`, in order; a dict one returns is kept in `state.evals` with the epoch and step."
         for hook in self.hooks:
             if (results := getattr(hook, seam)(self.state)) is not None:
@@ -394,27 +427,16 @@ class ClosedFormLabelSmoothing(LabelSmoothing):
         per_token = entropy_term - (1 - eps) * x_correct - spread * x_others  # sum q log q - sum q log p
         return per_token.masked_fill(target == self.padding_idx, 0.0).sum()
 
-# %% ../nbs/05a_trainer.ipynb #b54bbb86
-class AboveTheBar(logging.Handler):
-    "A logging handler that writes each record as a line above tqdm's progress bars."
-
-    def emit(self, record: logging.LogRecord):
-        text = record.getMessage()
-        tqdm.write(text if record.levelno < logging.WARNING else f"warning: {text}")
-
-
-logger = logging.getLogger("annotated_transformer")  # the modules' loggers, `logging.getLogger(__name__)`, are its
-if not logger.handlers:  # shown with nothing configured, as a command's output is
-    logger.addHandler(AboveTheBar())
-    logger.setLevel(logging.INFO)
-    logger.propagate = False
-
 # %% ../nbs/05a_trainer.ipynb #d4e1a7c2
 class PlanReport(Hook):
     "A training hook that prints the `trainer`'s forecast: once `probe` updates give a pace, then after each epoch that changes it."
 
-    def __init__(self, trainer: Trainer, probe: int = 20):
-        self.trainer, self.probe, self.said, self.first = trainer, probe, None, None
+    def __init__(self, trainer: Trainer, probe: int = 20, intro: str = ""):  # `intro`: said first
+        self.trainer, self.probe, self.intro, self.said, self.first = trainer, probe, intro, None, None
+
+    def at_start(self, st: TrainState):
+        if self.intro:
+            logger.info(self.intro)
 
     def after_update(self, st: TrainState):
         self.first = self.first or st.step  # the first update of this process
