@@ -122,7 +122,9 @@ def attention_chart(
         .encode(
             x=alt.X("col:O", title="key", axis=alt.Axis(labelExpr="keys[kind][datum.value]", labelAngle=-60)),
             y=alt.Y("row:O", title="query", axis=alt.Axis(labelExpr="queries[kind][datum.value]")),
-            color=alt.Color("weight:Q", scale=alt.Scale(scheme="blues", domain=[0, 1])),
+            color=alt.Color(  # the legend above the map, where a narrow screen keeps it in view
+                "weight:Q", scale=alt.Scale(scheme="blues", domain=[0, 1]), legend=alt.Legend(orient="top")
+            ),
             tooltip=["query:N", "key:N", alt.Tooltip("weight:Q", format=".3f")],
         )
         .properties(width=alt.Step(size), height=alt.Step(size))

@@ -624,6 +624,9 @@ def test_try_it_translates_as_python_does(site, browser, multi30k):
         widget.screenshot(path=str(ARTIFACTS / "try-it-desktop.png"))
         _narrow(page)
         widget.screenshot(path=str(ARTIFACTS / "try-it-phone.png"))
+        legend = chart.locator(".role-legend").first.bounding_box()  # the map scrolls sideways; its key must not
+        if legend["x"] < 0 or legend["x"] + legend["width"] > PHONE["width"]:
+            problems.append(f"the map's colour legend is cut off at phone width: {legend}")
         if page.evaluate("() => document.documentElement.scrollWidth > window.innerWidth + 1"):
             problems.append("the page scrolls sideways at phone width after a translation")
         problems.extend(_barriers(_accessibility(page)))  # the widget with a translation, its beam and its map
