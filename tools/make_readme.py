@@ -27,14 +27,18 @@ def images_from_root(text: str) -> str:
 
 def page_links_to_notebooks(text: str) -> str:
     """Point links such as `(attention.html)` at the notebook that page is made from, `(nbs/00_attention.ipynb)`,
-    and links to the website's other pages (`(api.html)`) at the published website."""
+    and links to a section (`(attention.html#masks)`) or to the website's other pages (`(api.html)`) at the
+    published website, where the section's anchor exists."""
     pages = {re.sub(r"^\d+[a-z]?_", "", nb.stem): nb for nb in (ROOT / "nbs").glob("*.ipynb")}
     website = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["urls"]["Documentation"]
 
     def relink(m):
-        return f"(nbs/{pages[m[1]].name})" if m[1] in pages else f"({website.rstrip('/')}/{m[1]}.html)"
+        page, section = m[1], m[2] or ""
+        if page in pages and not section:
+            return f"(nbs/{pages[page].name})"
+        return f"({website.rstrip('/')}/{page}.html{section})"
 
-    return re.sub(r"\(([\w-]+)\.html\)", relink, text)
+    return re.sub(r"\(([\w-]+)\.html(#[\w-]+)?\)", relink, text)
 
 
 def cell_markdown(cell) -> str:
