@@ -271,6 +271,21 @@ def test_a_run_directory_belongs_to_one_run(run: Path, tmp_path: Path):
     clear_error(too_many, 2, "holds 1 weight snapshots")  # the stranger does not count
 
 
+def test_average_refuses_the_weights_of_two_runs(run: Path, tmp_path: Path):
+    "Two runs of one shape have no common path: their mean is refused, in one line, and nothing is written."
+    from annotated_transformer.checkpoints import read_checkpoint, write_checkpoint
+
+    other = read_checkpoint(run / "last.pt")
+    other["run_id"] = "another run"
+    write_checkpoint(tmp_path / "other.pt", other)
+    mix = tmp_path / "mix.pt"
+    result = cli(
+        "average", str(run / "last.pt"), str(tmp_path / "other.pt"), "--out", str(mix), capture_output=True, text=True
+    )
+    clear_error(result, 2, "two different runs")
+    assert not mix.exists()
+
+
 @pytest.mark.parametrize(
     "tamper, phrase",
     [
@@ -808,6 +823,24 @@ def test_a_corpus_that_cannot_train_says_why(tmp_path: Path, files: dict[str, by
     result = cli("train", "corpus", *given, "--out", str(tmp_path / "run"), *TINY, capture_output=True, text=True)
     clear_error(result, 2, *phrases)
     assert not (tmp_path / "run").exists()  # refused: no directory left behind (on 2660d33, one holding .lock)
+
+
+def test_a_validation_set_that_is_the_training_set_is_refused(tmp_path: Path):
+    "`--val` given the training files: nothing would be left to train on that validation does not score (0.10.3 trained)."
+    (tmp_path / "tr.tsv").write_bytes(b"Ein Hund.\tA dog.\nEine Katze.\tA cat.\n")
+    files = [
+        "--train",
+        str(tmp_path / "tr.tsv"),
+        "--val",
+        str(tmp_path / "tr.tsv"),
+        "--src-lang",
+        "de",
+        "--tgt-lang",
+        "en",
+    ]
+    result = cli("train", "corpus", *files, "--out", str(tmp_path / "run"), *TINY, capture_output=True, text=True)
+    clear_error(result, 2, "Each of the 2 training pairs is also a validation pair")
+    assert not (tmp_path / "run").exists()
 
 
 def test_an_interrupted_export_leaves_nothing_and_runs_again(run: Path, tmp_path: Path):
