@@ -116,8 +116,6 @@ def test_a_process_that_stops_answering_is_given_up_on(tmp_path: Path):
         "        time.sleep(60)  # stopped, as far as the other one can tell\n"
         "    dist.barrier()\n"
     )
-    start = time.perf_counter()
     result = subprocess.run([*TORCHRUN, str(script)], capture_output=True, text=True, cwd=ROOT, env=ENV)
-    assert result.returncode != 0
+    assert result.returncode != 0  # had the timeout not worked, the barrier would have passed after the minute's sleep
     assert "Process 0 waited 0.1 minutes for the others, and one did not answer" in result.stderr, result.stderr[-3000:]
-    assert time.perf_counter() - start < 50  # the 6-second timeout, torchrun's start and its stopping the other
