@@ -409,6 +409,17 @@ def _export(args: argparse.Namespace, device: torch.device | None):
     print(f"exported {path} to {out}{note}; translate with: {hint}")
 
 # %% ../nbs/14_cli.ipynb #1e76ba36
+def _standard_streams():
+    "Standard input (as bytes) and standard output, where `translate` reads and writes; a closed one is one line."
+    for stream, name in ((sys.stdin, "input"), (sys.stdout, "output")):
+        if stream is None:  # started with it closed (`<&-`, `>&-`)
+            raise InputError(
+                f"Standard {name} is closed: translate reads sentences from standard input and writes their "
+                "translations to standard output, as in `translate --model M < in.txt > out.txt`."
+            )
+    return sys.stdin.buffer, sys.stdout
+
+
 def run(args: argparse.Namespace):
     "Carry out a parsed command."
     device = named_device(getattr(args, "device", None))
@@ -419,7 +430,8 @@ def run(args: argparse.Namespace):
     elif args.command == "average":
         _average(args, device)
     elif args.command == "translate":
-        translate_stream(_open_model(args, device), sys.stdin.buffer, sys.stdout, args.max_tokens, args.on_error)
+        source, target = _standard_streams()
+        translate_stream(_open_model(args, device), source, target, args.max_tokens, args.on_error)
     elif args.command == "export":
         _export(args, device)
     elif args.command == "evaluate":

@@ -70,7 +70,9 @@ ISSUES = "https://github.com/annotated-transformer/annotated-transformer/issues"
 
 def _settle_stdout():
     "After standard output failed (a closed pipe, a full disk), point it at /dev/null: Python's flush at exit stays quiet."
-    if sys.stdout is not sys.__stdout__:  # a notebook or a test holds it
+    if (
+        sys.stdout is None or sys.stdout is not sys.__stdout__
+    ):  # closed from the start, or a notebook or a test holds it
         return
     try:
         sys.stdout.flush()

@@ -97,6 +97,14 @@ def test_translate_into_a_closed_pipe_stops_quietly(run: Path):
     assert result.returncode == 141 and result.stderr == b"", (result.returncode, result.stderr)
 
 
+@pytest.mark.parametrize("closed, phrase", [("<&-", "Standard input is closed"), (">&-", "Standard output is closed")])
+def test_translate_with_a_standard_stream_closed_says_so(run: Path, closed: str, phrase: str):
+    "`translate <&-` (0.10.3: AttributeError on None, reported as a bug), and the same for its output."
+    command = f"{sys.executable} -m annotated_transformer.cli translate --checkpoint {run / 'last.pt'} {closed}"
+    result = subprocess.run(["bash", "-c", command], capture_output=True, text=True, cwd=ROOT)  # bash closes it
+    clear_error(result, 2, phrase)
+
+
 @pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs Linux's /dev/full")
 def test_translate_onto_a_full_disk_says_so(translate):
     with open("/dev/full", "w") as full:
