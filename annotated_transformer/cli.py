@@ -357,6 +357,11 @@ def _score(
                 "the source is one tab-separated file of sentences and references)."
             )
         pairs = read_pairs([args.source, args.reference] if args.reference else [args.source], drop_empty=False)
+        if pairs and all(source == reference for source, reference in pairs):
+            raise InputError(
+                f"Each reference is its own source sentence ({args.source}, {args.reference or 'its second column'}): "
+                "give the references in the target language, line by line with the sources."
+            )
         scores, outputs = evaluate_pairs(open_model(), pairs, progress=True)
         return dict(split=str(args.source), **scores), outputs
     corpus = CORPORA[args.corpus]

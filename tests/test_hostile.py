@@ -462,6 +462,17 @@ def test_evaluate_never_writes_its_hypotheses_over_what_it_scores(run: Path, tmp
     assert {path: path.read_bytes() for path in files.values()} == before
 
 
+@pytest.mark.parametrize("same", ["one file", "a copy"])
+def test_evaluate_refuses_sources_that_are_their_own_references(run: Path, tmp_path: Path, same: str):
+    "`evaluate --source X --reference X`, or a copy of X: 0.10.3 scored the file against itself without a word."
+    source = tmp_path / "test.de"
+    source.write_text("".join(line + "\n" for line in first_lines("test", "de", 20)), encoding="utf-8")
+    reference = source if same == "one file" else tmp_path / "copy.en"
+    reference.write_bytes(source.read_bytes())
+    scored = ["evaluate", "--model", str(run / "last.pt"), "--source", str(source), "--reference", str(reference)]
+    clear_error(cli(*scored, capture_output=True, text=True), 2, "Each reference is its own source sentence")
+
+
 def test_sigterm_while_average_writes_leaves_no_partial_file(run: Path, tmp_path: Path):
     """SIGTERM just as `average` has written its file, before the file takes its name: one line, no `.tmp` left and no
     average (on 1532877 the process died there and left average_1.pt.tmp)."""
