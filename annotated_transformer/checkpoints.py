@@ -355,11 +355,11 @@ def average_checkpoints(
             raise ModelFileError(
                 f"{path} holds another model than {paths[-1]} (their configurations differ): average checkpoints of one run."
             )
-        if None not in (s.get("run_id"), saved[-1].get("run_id")) and s["run_id"] != saved[-1]["run_id"]:
-            raise InputError(
-                f"{path} and {paths[-1]} come from two different runs: the weights of two runs are not along one "
-                "path, and their mean translates nothing. Average the snapshots of one run."
-            )
+    if len(runs := {s["run_id"] for s in saved if s.get("run_id")}) > 1:  # a checkpoint of an older version has none
+        raise InputError(
+            f"{', '.join(map(str, paths))} come from {len(runs)} different runs: the weights of different runs lie on "
+            "no common path, and their mean translates nothing. Average the snapshots of one run."
+        )
     rest = {k: v for k, v in saved[-1].items() if k not in TRAINING_STATE}
     return dict(rest, model=average_state_dicts([s["model"] for s in saved]), averaged=[str(p) for p in paths])
 

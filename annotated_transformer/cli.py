@@ -341,8 +341,8 @@ def _train(args: argparse.Namespace, device: torch.device | None):
         val_set = corpus.scoring_options(args.task, data, "VAL")
         print(
             f"done: {args.out / 'last.pt'}; choose its best weights on validation with: annotated-transformer average "
-            f"{args.out} {val_set}; "
-            f"score it with: annotated-transformer evaluate {test_set} --model {args.out / 'best.pt'}"
+            f"{args.out} {val_set} --no-unk; "
+            f"score it with: annotated-transformer evaluate {test_set} --model {args.out / 'best.pt'} --no-unk"
         )
 
 # %% ../nbs/14_cli.ipynb #2bf0f427

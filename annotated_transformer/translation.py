@@ -261,6 +261,8 @@ def translate_stream(
     chunk: int = 200,  # lines translated and written at a time
 ) -> int:  # the number of lines skipped
     "Translate `lines` to `out` a chunk at a time; empty lines stay empty; a bad line is named by its number."
+    if on_error not in ("stop", "skip"):
+        raise InputError(f'on_error is "stop" or "skip", not {on_error!r}.')
     numbered, skipped, written = enumerate(lines, 1), 0, 0
     with stop_requests() as asked:  # Ctrl-C or SIGTERM: stop after the chunk in progress is written
         try:

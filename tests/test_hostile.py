@@ -290,7 +290,7 @@ def test_average_refuses_the_weights_of_two_runs(run: Path, tmp_path: Path):
     result = cli(
         "average", str(run / "last.pt"), str(tmp_path / "other.pt"), "--out", str(mix), capture_output=True, text=True
     )
-    clear_error(result, 2, "two different runs")
+    clear_error(result, 2, "come from 2 different runs")
     assert not mix.exists()
 
 

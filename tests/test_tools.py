@@ -74,3 +74,18 @@ def test_make_test_keeps_a_modules_tests_on_one_worker(request):
         f"pytest-xdist's group is not in this test's id ({request.node.nodeid}): install a pytest that keeps it "
         "(pyproject.toml's dev extra pins one)"
     )
+
+
+def test_make_readme_sends_pages_to_notebooks_and_sections_to_the_website():
+    "A page link becomes its notebook; a link to a section (an nbdev anchor has dots) or to a page no notebook makes, the website."
+    sys.path.insert(0, str(TOOLS))
+    try:
+        from make_readme import page_links_to_notebooks
+    finally:
+        sys.path.remove(str(TOOLS))
+    site = "https://annotated-transformer.github.io/annotated-transformer"
+    text = "[a](attention.html) [b](corpus.html#corpus.scoring_options) [c](api.html) [d](attention.html#masks)"
+    assert page_links_to_notebooks(text) == (
+        f"[a](nbs/00_attention.ipynb) [b]({site}/corpus.html#corpus.scoring_options) [c]({site}/api.html) "
+        f"[d]({site}/attention.html#masks)"
+    )

@@ -28,7 +28,7 @@ def images_from_root(text: str) -> str:
 def page_links_to_notebooks(text: str) -> str:
     """Point links such as `(attention.html)` at the notebook that page is made from, `(nbs/00_attention.ipynb)`,
     and links to a section (`(attention.html#masks)`) or to the website's other pages (`(api.html)`) at the
-    published website, where the section's anchor exists."""
+    published website, which has the anchors (a notebook on GitHub may not)."""
     pages = {re.sub(r"^\d+[a-z]?_", "", nb.stem): nb for nb in (ROOT / "nbs").glob("*.ipynb")}
     website = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["urls"]["Documentation"]
 
@@ -38,7 +38,7 @@ def page_links_to_notebooks(text: str) -> str:
             return f"(nbs/{pages[page].name})"
         return f"({website.rstrip('/')}/{page}.html{section})"
 
-    return re.sub(r"\(([\w-]+)\.html(#[\w-]+)?\)", relink, text)
+    return re.sub(r"\(([\w-]+)\.html(#[\w.-]+)?\)", relink, text)
 
 
 def cell_markdown(cell) -> str:
