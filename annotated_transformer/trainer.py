@@ -386,7 +386,14 @@ class Trainer:
         st, per_epoch = self.state, self.per_epoch
         pace = recent_pace(st.records, per_epoch or 100) if st.records else None
         if self.planned:
-            return self.scheduler.end, pace, "as planned"
+            plan = self.scheduler
+            if plan.budget_s and pace and plan.end == per_epoch and plan.end * pace > plan.budget_s:
+                return (
+                    plan.end,
+                    pace,
+                    f"past its budget of {plan.budget_s / 60:g} min, which holds less than the one epoch a run trains",
+                )
+            return plan.end, pace, "as planned"
         ends = {
             "when its steps are done": self.steps,
             "when its epochs are done": self.epochs and per_epoch and self.epochs * per_epoch,
