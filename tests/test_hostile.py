@@ -578,11 +578,12 @@ def test_an_exported_model_translates_as_its_checkpoint(run: Path, model_dir: Pa
 
 def test_a_byte_order_mark_in_a_reference_changes_no_score(run: Path, tmp_path: Path):
     "`evaluate --reference` of a file an editor saved with a byte-order mark scores as the file without one."
-    source, hypotheses = tmp_path / "test.de", tmp_path / "hypotheses.en"
-    source.write_text("".join(line + "\n" for line in first_lines("test", "de", 20)), encoding="utf-8")
+    source, reference, hypotheses = tmp_path / "test.de", tmp_path / "test.en", tmp_path / "hypotheses.en"
+    for path, lang in ((source, "de"), (reference, "en")):
+        path.write_text("".join(line + "\n" for line in first_lines("test", lang, 20)), encoding="utf-8")
     evaluate = f"evaluate --model {run / 'last.pt'} --beam 1 --source {source} --json".split()
     # a first evaluation only to have the model's translations written to `hypotheses`; its score is not looked at
-    first = cli(*evaluate, "--reference", str(source), "--hypotheses", str(hypotheses), capture_output=True)
+    first = cli(*evaluate, "--reference", str(reference), "--hypotheses", str(hypotheses), capture_output=True)
     assert first.returncode == 0, first.stderr
     marked = tmp_path / "marked.en"  # the model's own translations as the reference: a perfect score
     marked.write_bytes(b"\xef\xbb\xbf" + hypotheses.read_bytes())
