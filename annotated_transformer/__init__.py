@@ -9,7 +9,7 @@ __all__ = ['HOMES', 'MOVED', 'moved_name', 'make_model', 'TransformerConfig', 'B
            'train_translator', 'Translator', 'evaluate_pairs', 'alpha_search', 'open_translator']
 
 # %% ../nbs/17_package.ipynb #a5073de5
-__version__ = "0.12.0"
+__version__ = "0.13.0"
 
 # %% ../nbs/17_package.ipynb #80bcb275
 import importlib

@@ -76,7 +76,7 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 # %% ../nbs/14_cli.ipynb #d908e42d
-MODEL_HELP = "a checkpoint (last.pt, an average), or a model, CTranslate2 or ONNX directory (from export)"
+MODEL_HELP = "a checkpoint (last.pt, an average), or a directory export wrote, of any format"
 
 
 def _at_least_one(text: str) -> int:
@@ -241,14 +241,15 @@ def _add_average(commands):
 
 
 def _add_export(commands):
-    "`export`: a model directory to share, native, for CTranslate2, or ONNX for the browser."
+    "`export`: a model directory to share, native, for CTranslate2, ONNX for the browser, or for transformers."
     p = commands.add_parser(
         "export",
-        help="write a model to share: safetensors and JSON, CTranslate2, or ONNX",
+        help="write a model to share: safetensors and JSON, CTranslate2, ONNX, or transformers",
         description="Write a trained model as a directory other tools read: the weights as safetensors, the configuration "
         "and vocabularies as JSON, and a README with the BLEU it scored (--format native); or converted for CTranslate2 "
         "(--format ctranslate2, with --quantization int8 for 8-bit weights); or as ONNX graphs for onnxruntime and the browser "
-        "(--format onnx, also with --quantization int8). Load it with translate --model DIR.",
+        "(--format onnx, also with --quantization int8); or as a MarianMT directory for Hugging Face's transformers "
+        "(--format transformers, a BPE model). Load it with translate --model DIR.",
     )
     p.add_argument(
         "run",

@@ -9,7 +9,6 @@ __all__ = ['CT2_FORMAT', 'TOKENIZATION', 'CT2_USE', 'QUANTIZATIONS', 'CT2_WEIGHT
            'export_ctranslate2', 'CT2Translator']
 
 # %% ../nbs/10a_export.ipynb #8ab872da
-from itertools import groupby
 from pathlib import Path
 
 import torch
@@ -147,6 +146,8 @@ DROPPED = SPECIALS[:3]  # <s>, </s>, <blank>: what `Vocab.decode` leaves out of 
 class CT2Translator(BaseTranslator):
     "A translator whose model runs in CTranslate2: a directory written by `export_ctranslate2`."
 
+    one_length = True  # CTranslate2 takes one output limit a batch
+
     def __init__(
         self,
         path: str | Path,  # the directory
@@ -166,11 +167,6 @@ class CT2Translator(BaseTranslator):
         self.engine = _ctranslate2().Translator(
             str(path), device=device.type, device_index=device.index or 0, intra_threads=threads
         )
-
-    def length_batches(self, ids: list[list[int]], max_tokens: int = 4000) -> list[list[int]]:
-        "The batches of `BaseTranslator`, split into sentences of one length: CTranslate2 takes one output limit a batch."
-        batches = super().length_batches(ids, max_tokens)
-        return [list(same) for b in batches for _, same in groupby(b, lambda j: len(ids[j]))]
 
     def decode_batch(self, ids: list[list[int]], search: BeamSearch) -> list[list[str]]:
         source = [[self.src_vocab.itos[i] for i in s[:-1]] for s in ids]  # CTranslate2 adds the </s>

@@ -77,6 +77,8 @@ GREEDY = BeamSearch(1)  # greedy decoding: a beam of one, whose settings a call 
 class BaseTranslator:
     "What every translator shares, whatever runs its model: tokenizers, vocabularies, batching, the search's settings."
 
+    one_length = False  # True: batches of one source length, for an engine with one output limit a batch
+
     def __init__(
         self,
         src_tok: Tokenizer | BPETokenizer,
@@ -137,9 +139,12 @@ class BaseTranslator:
             )
         kept = [i for i, s in enumerate(ids) if len(s) > 1]  # a sentence of no tokens (</s> alone) stays empty
         lengths = [len(ids[i]) for i in kept]
-        return [
+        batches = [
             [kept[j] for j in b] for b in TokenBudgetSampler(lengths, lengths, max_tokens, shuffle=False).batches(0)
         ]
+        if not self.one_length:
+            return batches
+        return [list(same) for b in batches for _, same in itertools.groupby(b, lambda j: len(ids[j]))]
 
     def decode_batch(self, ids: list[list[int]], search: Search) -> list[list[str]]:  # target tokens per sentence
         "Translate one batch of encoded sentences: what each kind of translator does its own way."
@@ -416,6 +421,7 @@ class Format:
     quantizations: tuple[str, ...] = ()  # weights' types it writes besides float32
     beam: int = 4  # the beam its directories are scored with by default
     beam_note: str = ""  # where its beam search differs from §6.1's, for a model card
+    alpha_of: Callable | None = None  # (path) -> the α its directories store, for their own penalty
 
     @property
     def kind(self) -> str:

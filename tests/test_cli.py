@@ -256,6 +256,11 @@ def test_wmt14_recipe_end_to_end(tmp_path: Path):
     ).stdout
     scores = json.loads(out.strip().splitlines()[-1])
     assert scores["split"] == "newstest2014" and scores["sentences"] == 100 and 0 <= scores["sacrebleu"] <= 100
+    hf = tmp_path / "hf"  # a BPE model exports for Hugging Face's transformers, and translates there as here
+    cli("export", str(run / "average_2.pt"), "--out", str(hf), "--format", "transformers")
+    text = "Ein Mann fährt Fahrrad.\nZwei Hunde spielen im Schnee.\n"
+    greedy = [cli("translate", "--model", str(m), "--beam", "1", input=text).stdout for m in (run / "average_2.pt", hf)]
+    assert greedy[0] == greedy[1] and len(greedy[0].splitlines()) == 2, greedy
 
 
 def test_your_own_corpus_end_to_end(tmp_path: Path):
