@@ -131,7 +131,7 @@ def _model_command(commands, name: str, help: str, description: str) -> argparse
 def _add_search_options(group: argparse._ActionsContainer, beam: str):
     "--beam (default: `beam`, in words), --alpha and --no-unk: the search (§6.1)."
     group.add_argument("--beam", type=int, help=f"beam size; 1 is greedy decoding (default: {beam})")
-    group.add_argument("--alpha", type=float, help="length penalty α (default: the model's recipe's, else 0.6)")
+    group.add_argument("--alpha", type=float, help="length penalty α (default: the model's own, else 0.6)")
     group.add_argument("--no-unk", action="store_true", help="never output <unk>: the vocabulary's best word instead")
 
 
@@ -400,9 +400,10 @@ def _export(args: argparse.Namespace, device: torch.device | None):
     alpha = formats.model_alpha(path) if args.alpha is None else args.alpha
     translator = Translator.from_checkpoint(path, device=device, search=BeamSearch(beam, alpha))  # (which checks them)
     about, note = formats.provenance(path), ""
-    if args.alpha is not None:  # the directory's own α from now on
+    if args.alpha is not None and not formats.FORMATS[args.format].alpha_of:  # its own α from now on (no other stored)
         about["recipe"] = dict(about.get("recipe") or {}, alpha=alpha)
     out = formats.export(translator, args.out, args.format, args.quantization, about)
+    alpha = formats.model_alpha(out) if args.alpha is None else alpha  # the directory's, for its engine's penalty
     search = formats.search_words(args.format, beam, alpha, allow_unk=not args.no_unk)
     if args.score:  # the model as written (8-bit weights, another engine's search), then its card and config with it
         scores, _ = _score(

@@ -1,4 +1,4 @@
-"""The formats a trained model is exported to, behind one `export` that writes any of them and one `open_translator` that opens any: the project's model directory, CTranslate2's and ONNX's, each with a translator that keeps one contract.
+"""The formats a trained model is exported to, behind one `export` that writes any of them and one `open_translator` that opens any: the project's model directory, CTranslate2's, ONNX's and transformers', each with a translator that keeps one contract.
 
 Docs: https://annotated-transformer.github.io/annotated-transformer/formats.html.md"""
 
@@ -118,7 +118,7 @@ def _move_export(new: Path, out: Path):
 def export(
     translator: Translator,
     out: str | Path,
-    format: str = "native",  # a name in FORMATS: "native", safetensors and JSON; "ctranslate2"; "onnx"
+    format: str = "native",  # a name in FORMATS: "native", safetensors and JSON; "ctranslate2"; "onnx"; "transformers"
     quantization: str | None = None,  # one of the format's `quantizations`; None: float32
     about: dict | None = None,  # provenance and scores, for config.json and the README
 ) -> Path:  # `out`
@@ -166,7 +166,8 @@ def format_of(
     "The format a directory's description names, else the one whose marker it holds; else native, whose reader names what is missing."
     kind = (written_as(path) or "").split("/")[0]
     described = next((f for f in FORMATS.values() if f.kind == kind), None)
-    return described or next((f for f in FORMATS.values() if (path / f.marker).is_file()), NATIVE)
+    marked = next((f for f in FORMATS.values() if f is not NATIVE and (path / f.marker).is_file()), None)
+    return described or marked or NATIVE  # native last: a transformers directory holds its marker too
 
 
 def model_alpha(
@@ -187,7 +188,7 @@ def model_alpha(
 def open_translator(
     path: str | Path,  # a checkpoint, or a directory of any format
     *,
-    device: torch.device | str | None = None,  # None: PyTorch's a GPU if there is one; CTranslate2 and ONNX the CPU
+    device: torch.device | str | None = None,  # None: PyTorch's a GPU if there is one; other engines the CPU
     beam: int = 4,
     alpha: float | None = None,  # length penalty; None: the model's own (`model_alpha`)
     allow_unk: bool = True,  # False: never output <unk>

@@ -153,19 +153,19 @@ def generation_config(search: BeamSearch, max_length: int):  # a transformers.Ge
 
 def stored_search(path: Path) -> BeamSearch:
     "The search a directory `export_transformers` wrote stores in its generation_config.json."
+    file = path / "generation_config.json"
     try:
-        stored = json.loads((path / "generation_config.json").read_text(encoding="utf-8"))
-        alpha = stored.get("length_penalty", 1.0)  # transformers' default
-        return BeamSearch(stored.get("num_beams", 1), alpha, allow_unk=not stored.get("bad_words_ids"))
-    except (
-        ValueError,
-        KeyError,
-        TypeError,
-        AttributeError,
-    ) as e:  # InputError (a beam or α out of range) is a ValueError
-        raise ModelFileError(
-            f"{path}/generation_config.json holds no search we can run ({e}): it was altered."
-        ) from None
+        stored = json.loads(file.read_text(encoding="utf-8"))
+    except OSError as e:
+        raise ModelFileError(f"{file} cannot be read ({e.strerror}): copy the directory again.") from None
+    except ValueError as e:
+        raise ModelFileError(f"{file} is not valid JSON ({e}): it was altered or cut short.") from None
+    if not isinstance(stored, dict):
+        raise ModelFileError(f"{file} holds no search (a JSON object): it was altered. Copy the directory again.")
+    beam, alpha = stored.get("num_beams", 1), stored.get("length_penalty", 1.0)  # transformers' defaults: left out
+    if type(beam) is not int or type(alpha) not in (int, float):
+        raise ModelFileError(f"{file} holds no search ({beam!r} beams, α {alpha!r}): it was altered. Copy it again.")
+    return BeamSearch(beam, alpha, allow_unk=not stored.get("bad_words_ids"))  # (which refuses them out of range)
 
 # %% ../nbs/10c_transformers.ipynb #c230f6e5
 def export_transformers(
@@ -241,9 +241,8 @@ class TransformersTranslator(BaseTranslator):
 
     def decode_batch(self, ids: list[list[int]], search: BeamSearch) -> list[list[str]]:
         src = torch.tensor(ids, device=self.device)  # one length: no padding
-        config = generation_config(
-            search, max_length=src.size(1) + search.max_extra
-        )  # <s>, then as many tokens as ours outputs
+        limit = src.size(1) + search.max_extra  # <s>, then the input's length + 49 tokens: ours, but its forced </s>
+        config = generation_config(search, max_length=limit)
         with torch.no_grad():
             out = self.model.generate(input_ids=src, attention_mask=torch.ones_like(src), generation_config=config)
         return [self.tgt_vocab.decode(row[1:]) for row in out.tolist()]  # after <s>
