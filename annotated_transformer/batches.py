@@ -38,11 +38,11 @@ class TokenBudgetSampler(Sampler):
                 "raise max_tokens, or drop long sentences with a smaller max_len."
             )
         self.src_lengths, self.tgt_lengths, self.max_tokens = list(src_lengths), list(tgt_lengths), max_tokens
-        self.shuffle, self.seed, self.epoch = shuffle, seed, 0
+        self.shuffle, self.seed, self.epoch, self.start, self.count = shuffle, seed, 0, 0, None
 
-    def set_epoch(self, epoch: int):
-        "Make the next iteration yield the batches of `epoch`."
-        self.epoch = epoch
+    def set_epoch(self, epoch: int, start: int = 0):
+        "Make the next iteration yield the batches of `epoch`, from its `start`-th on (a resumed run's)."
+        self.epoch, self.start = epoch, start
 
     def batches(self, epoch: int) -> list[list[int]]:
         "The batches of `epoch`: lists of sentence indices."
@@ -63,10 +63,12 @@ class TokenBudgetSampler(Sampler):
         return batches
 
     def __iter__(self):
-        return iter(self.batches(self.epoch))
+        return iter(self.batches(self.epoch)[self.start :])
 
-    def __len__(self):
-        return len(self.batches(0))
+    def __len__(self):  # the same for every epoch: the lengths, sorted, decide where batches split
+        if self.count is None:
+            self.count = len(self.batches(0))
+        return self.count
 
     def padding_fraction(self, epoch: int = 0) -> float:
         "The share of padding in the source and target tensors of an epoch's batches."
@@ -114,11 +116,11 @@ def batch_loader(
 # %% ../nbs/07b_batches.ipynb #50e4982a
 def epoch_batches(
     loader: DataLoader,
-) -> Callable[[int], DataLoader]:  # epoch -> its batches, as the `Trainer` takes them
+) -> Callable[..., DataLoader]:  # (epoch, start) -> its batches from the start-th on, as the `Trainer` takes them
     "A `make_batches` for a training run: `loader` (from `batch_loader`), set to the epoch asked for."
 
-    def make_batches(epoch: int) -> DataLoader:
-        loader.batch_sampler.set_epoch(epoch)
+    def make_batches(epoch: int, start: int = 0) -> DataLoader:  # the batches before `start` are never made
+        loader.batch_sampler.set_epoch(epoch, start)
         return loader
 
     return make_batches

@@ -28,6 +28,7 @@ from torch import Tensor, nn
 
 from .attention import subsequent_mask
 from .batches import TokenBudgetSampler, batch_loader
+from .checkpoints import write_atomically
 from .cpu import FastDropout, keep_freed_memory, use_cpu_speedups
 from .ctranslate2_format import CT2Translator, export_ctranslate2
 from .data import PAD, load_multi30k
@@ -476,7 +477,6 @@ def _save_benchmark(args: argparse.Namespace):
         f"{format_table(table)}\n"
     )
     out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "benchmark.txt").write_text(text)
-    table.to_csv(out / "benchmark.csv", index=False)
+    write_atomically(out / "benchmark.txt", lambda p: p.write_text(text))
+    write_atomically(out / "benchmark.csv", lambda p: table.to_csv(p, index=False))
     print(text + f"saved in {out}/")

@@ -6,15 +6,17 @@ Docs: https://annotated-transformer.github.io/annotated-transformer/checkpoints.
 
 # %% auto #0
 __all__ = ['TRAINING_STATE', 'CHECKSUMS', 'SNAPSHOT_KINDS', 'Checkpoint', 'rng_states', 'set_rng_states', 'tensors_sha256',
-           'write_atomically', 'write_checkpoint', 'save_checkpoint', 'read_checkpoint', 'load_checkpoint',
-           'Checkpoints', 'snapshot_files', 'save_weights', 'average_state_dicts', 'last_checkpoints',
-           'average_checkpoints', 'check_average_out']
+           'flush_to_disk', 'write_atomically', 'write_checkpoint', 'save_checkpoint', 'read_checkpoint',
+           'load_checkpoint', 'Checkpoints', 'snapshot_files', 'save_weights', 'average_state_dicts',
+           'last_checkpoints', 'average_checkpoints', 'check_average_out']
 
 # %% ../nbs/05b_checkpoints.ipynb #f324d6cc
+import contextlib
 import hashlib
 import os
 import pickle
 import random
+import uuid
 import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import asdict
@@ -24,7 +26,13 @@ from typing import TypedDict
 import torch
 from torch import Tensor, nn
 
-from .errors import InputError, ModelFileError
+from annotated_transformer.errors import (
+    AnnotatedTransformerError,
+    InputError,
+    MissingFileError,
+    ModelFileError,
+    WriteError,
+)
 from .model import EncoderDecoder
 from .trainer import SINGLE, Hook, Processes, TrainState
 
@@ -101,23 +109,43 @@ def tensors_sha256(
     return sha.hexdigest()
 
 # %% ../nbs/05b_checkpoints.ipynb #7eedd5f2
+def flush_to_disk(path: Path):
+    "Return once the operating system has put `path` on the disk: a file's contents, or a folder's list of names."
+    if path.is_dir():
+        if os.name != "nt":  # Windows opens no folder; its file system journals renames
+            with contextlib.suppress(OSError):  # some file systems cannot flush a folder (SQLite ignores it too)
+                _fsync(os.open(path, os.O_RDONLY))
+    else:
+        _fsync(os.open(path, os.O_RDWR))  # Windows flushes only what it may write
+
+
+def _fsync(fd: int):
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
 def write_atomically(
     path: str | Path,  # the file to write; its folder is created
     write: Callable[[Path], object],  # writes the contents to the path it is given
 ):
-    "`write` to a temporary file beside `path`, renamed over it: readers find the old file or the new one, never a torn one."
+    "`write` to a new file beside `path`, on the disk, then renamed over it: after a power cut, the old contents or the new."
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
+    tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex[:8]}.tmp")  # its own: two writers never share one
     try:
+        os.close(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))  # a new file, never through a link
         write(tmp)
+        flush_to_disk(tmp)  # the contents, before a name points at them
         os.replace(tmp, path)
-    except BaseException as e:  # a full disk (torch.save says RuntimeError), or Ctrl-C: no temporary file left
+        flush_to_disk(path.parent)  # the new name
+    except BaseException as e:  # a full disk, a read-only folder, or Ctrl-C: no temporary file left
         tmp.unlink(missing_ok=True)
-        if not isinstance(e, OSError | RuntimeError):
+        if not isinstance(e, OSError) or isinstance(e, AnnotatedTransformerError):
             raise
         kept = f"{path.name} is as it was" if path.exists() else "nothing was written"
-        raise OSError(
+        raise WriteError(
             f"Could not write {path} ({_reason(e)}): is the disk full, or the folder read-only? {kept}."
         ) from e
 
@@ -128,7 +156,12 @@ def write_checkpoint(
 ):
     "`torch.save` to `path` with a checksum of all it holds, atomically (`write_atomically`)."
     checksum = tensors_sha256(contents, plain=True)
-    write_atomically(path, lambda tmp: torch.save({**contents, "contents_sha256": checksum}, tmp))
+
+    def save(tmp: Path):
+        with open(tmp, "wb") as f:  # through a Python file, a full disk is an OSError (by path, a RuntimeError)
+            torch.save({**contents, "contents_sha256": checksum}, f)
+
+    write_atomically(path, save)
 
 # %% ../nbs/05b_checkpoints.ipynb #08cdabb1
 def save_checkpoint(
@@ -178,7 +211,7 @@ def read_checkpoint(
     "The contents of a checkpoint, loaded without unpickling arbitrary objects."
     path = Path(path)
     if not path.is_file():
-        raise FileNotFoundError(f"No checkpoint at {path}. Check the path.")
+        raise MissingFileError(f"No checkpoint at {path}. Check the path.")
     try:
         with warnings.catch_warnings():  # a pickle that is not PyTorch's makes it warn before it refuses
             warnings.filterwarnings("ignore", "Detected pickle protocol", UserWarning)
@@ -188,7 +221,9 @@ def read_checkpoint(
             f"Could not read the checkpoint {path}: it holds something other than tensors and plain data (another "
             "kind of file, or a pickle from elsewhere, which could run code if it were loaded), so it is not loaded."
         ) from None
-    except Exception as e:
+    except PermissionError:
+        raise  # the file is whole, but not ours to read: the operating system's message says so
+    except (RuntimeError, EOFError, KeyError, OSError) as e:  # what torch.load says of a cut or foreign file
         raise ModelFileError(
             f"Could not read the checkpoint {path} ({_reason(e)}). It may be truncated or not a checkpoint "
             "of this project; an earlier checkpoint of the run may still be intact."
@@ -230,7 +265,7 @@ def load_checkpoint(
 
 # %% ../nbs/05b_checkpoints.ipynb #5854df84
 class Checkpoints(Hook):
-    "A training hook that writes `save_checkpoint` to `path` after every epoch, every `every` updates, and at the end."
+    "A training hook that writes `save_checkpoint` to `path` after every epoch, every `every` updates or `minutes`, and at the end."
 
     def __init__(
         self,
@@ -238,25 +273,46 @@ class Checkpoints(Hook):
         model: EncoderDecoder,
         optimizer: torch.optim.Optimizer,
         scheduler: torch.optim.lr_scheduler.LRScheduler,
-        every: int = 0,  # also every this many updates (0: after epochs and at the end only)
+        every: int = 0,  # also every this many updates (0: not by updates)
         extra: dict | None = None,  # saved in every checkpoint besides the training state
         processes: Processes = SINGLE,  # the run's processes: each process's random state is saved
+        minutes: float = 0,  # also once this much training time has passed since the last (0: not by time)
     ):
         self.path, self.model, self.optimizer, self.scheduler = Path(path), model, optimizer, scheduler
-        self.every, self.extra, self.processes = every, extra or {}, processes
-        self.unsaved = False  # updates since the last checkpoint
+        self.every, self.extra, self.processes, self.minutes = every, extra or {}, processes, minutes
+        self.unsaved, self.saved_at = False, None  # updates since the last checkpoint; its training time
 
     def save(self, state: TrainState):
         rng = self.processes.gather(rng_states())  # every process takes part; the main one writes
         if self.processes.is_main:
             rng = rng if len(rng) > 1 else rng[0]
             save_checkpoint(self.path, self.model, self.optimizer, self.scheduler, state, rng, **self.extra)
-        self.unsaved = False
+        self.unsaved, self.saved_at = False, state.records[-1]["elapsed_s"] if state.records else 0.0
+
+    def describe(self) -> str:
+        "When it writes, and about how big a checkpoint is: the weights and Adam's two moments, in float32."
+        megabytes = 3 * 4 * sum(p.numel() for p in self.model.parameters()) / 1e6
+        often = [
+            f"{self.every:,} updates" if self.every else "",
+            f"{self.minutes:g} minutes of training" * bool(self.minutes),
+        ]
+        every = " or ".join(filter(None, often))
+        return f"{self.path.name} (about {megabytes:,.1f} MB) written after each epoch" + f" and every {every}" * bool(
+            every
+        )
 
     def after_update(self, state: TrainState):
         self.unsaved = True
-        if self.every and state.step % self.every == 0:
+        if self.saved_at is None:  # the first update of this `fit`: time counts from where it started
+            self.saved_at = state.records[-2]["elapsed_s"] if len(state.records) > 1 else 0.0
+        if (self.every and state.step % self.every == 0) or self.time_is_up(state):
             self.save(state)
+
+    def time_is_up(self, state: TrainState) -> bool:
+        "Whether `minutes` of training have passed since the last checkpoint: the main process's clock, every 10 updates."
+        if not self.minutes or state.step % 10:
+            return False
+        return self.processes.broadcast(state.records[-1]["elapsed_s"] - self.saved_at >= self.minutes * 60)
 
     def after_epoch(self, state: TrainState):
         self.save(state)
@@ -337,7 +393,7 @@ def last_checkpoints(
         raise InputError(f"Average at least one snapshot, not {k}.")
     files = snapshot_files(run)
     if len(files) < k:
-        raise FileNotFoundError(
+        raise MissingFileError(
             f"{run} holds {len(files)} weight snapshots (epoch_NN.pt or step_NNNNNNN.pt), fewer than the {k} to average."
         )
     return files[-k:]

@@ -23,7 +23,7 @@ from torch.nn.parallel import DistributedDataParallel
 from torch.utils.data import DataLoader, Sampler
 
 from .batches import TokenBudgetSampler
-from .errors import InputError
+from .errors import InputError, WaitTimeoutError
 from .trainer import SINGLE, Processes
 
 # %% ../nbs/11_distributed.ipynb #c36defd9
@@ -36,10 +36,11 @@ class ShardedBatches(Sampler):
         rank: int,
         world_size: int,
     ):
-        self.sampler, self.rank, self.world_size = sampler, rank, world_size
+        self.sampler, self.rank, self.world_size, self.start = sampler, rank, world_size, 0
 
-    def set_epoch(self, epoch: int):
+    def set_epoch(self, epoch: int, start: int = 0):  # from this process's `start`-th batch on
         self.sampler.set_epoch(epoch)
+        self.start = start
 
     def batches(self, epoch: int) -> list[list[int]]:
         "This process's batches of `epoch`."
@@ -47,10 +48,10 @@ class ShardedBatches(Sampler):
         return every[self.rank : len(every) // self.world_size * self.world_size : self.world_size]
 
     def __iter__(self) -> Iterator[list[int]]:
-        return iter(self.batches(self.sampler.epoch))
+        return iter(self.batches(self.sampler.epoch)[self.start :])
 
     def __len__(self) -> int:
-        return len(self.sampler.batches(0)) // self.world_size
+        return len(self.sampler) // self.world_size
 
 # %% ../nbs/11_distributed.ipynb #75f17b90
 class Replica(DistributedDataParallel):
@@ -136,7 +137,7 @@ def distributed(backend: str | None = None, timeout_minutes: float | None = None
     except RuntimeError as e:  # gloo and NCCL both say "timed out"
         if processes.world_size == 1 or "timed out" not in str(e).lower():
             raise
-        raise TimeoutError(
+        raise WaitTimeoutError(
             f"Process {processes.rank} waited {processes.timeout_minutes:g} minutes for the others, and one did not "
             "answer: it stopped, hangs or died. The run continues from its last checkpoint with --resume."
         ) from e

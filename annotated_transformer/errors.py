@@ -6,17 +6,22 @@ Docs: https://annotated-transformer.github.io/annotated-transformer/errors.html.
 
 # %% auto #0
 __all__ = ['USER_ERRORS', 'ISSUES', 'AnnotatedTransformerError', 'InputError', 'DataError', 'ModelFileError',
-           'MissingDependencyError', 'DownloadError', 'needs_packages', 'optional_import', 'report_errors']
+           'MissingDependencyError', 'MissingFileError', 'OutputInUseError', 'WriteError', 'DownloadError',
+           'WaitTimeoutError', 'OutOfMemoryError', 'needs_packages', 'optional_import', 'memory_advice',
+           'report_errors']
 
 # %% ../nbs/05_errors.ipynb #033f2ffe
 import contextlib
 import importlib
 import os
+import re
 import signal
 import sys
 import traceback
 from collections.abc import Callable
 from types import ModuleType
+
+import torch
 
 # %% ../nbs/05_errors.ipynb #8707d0dc
 class AnnotatedTransformerError(Exception):
@@ -39,8 +44,28 @@ class MissingDependencyError(AnnotatedTransformerError, ImportError):
     "An optional package that a feature needs and that is not installed: the message says how to install it."
 
 
-class DownloadError(OSError):
+class MissingFileError(AnnotatedTransformerError, FileNotFoundError):
+    "A file or directory a command was pointed at is not there: a path to check, or a step to take first."
+
+
+class OutputInUseError(AnnotatedTransformerError, FileExistsError):
+    "An output that a command will not write: another process holds it, it holds a run already, or it is a link."
+
+
+class WriteError(AnnotatedTransformerError, OSError):
+    "A file that could not be written (a full disk, a read-only folder): what was there before is kept."
+
+
+class DownloadError(AnnotatedTransformerError, OSError):
     "A file could not be fetched: no network, an address that does not answer, or no such file there."
+
+
+class WaitTimeoutError(AnnotatedTransformerError, TimeoutError):
+    "Another process of a run did not answer in time: it stopped, hangs or died."
+
+
+class OutOfMemoryError(AnnotatedTransformerError, MemoryError):
+    "The device ran out of memory: the message says which setting to lower."
 
 # %% ../nbs/05_errors.ipynb #e1183a25
 @contextlib.contextmanager
@@ -62,6 +87,31 @@ def optional_import(
     "Import the optional module `name`; if it is not installed, raise a `MissingDependencyError` that says what to install."
     with needs_packages(name, f'pip install "{install}"'):
         return importlib.import_module(name)
+
+# %% ../nbs/05_errors.ipynb #b6c5749d
+def _allocation(error: BaseException) -> str | None:
+    "What an out-of-memory error says was asked for (e.g. '2.00 GiB'); '' if it does not say; None: not out of memory."
+    text = str(error)
+    if not (
+        isinstance(error, MemoryError | torch.OutOfMemoryError) or re.search("DefaultCPUAllocator|out of memory", text)
+    ):
+        return None  # another RuntimeError
+    asked = re.search(r"[Tt]ried to allocate ([\d.]+ \w+)", text)
+    return asked.group(1) if asked else ""
+
+
+@contextlib.contextmanager
+def memory_advice(
+    advice: str,  # what to do, e.g. "lower --max-tokens"
+):
+    "Turn running out of memory inside (on a GPU or the CPU) into an `OutOfMemoryError` that says what to do."
+    try:
+        yield
+    except (MemoryError, RuntimeError) as e:  # PyTorch's allocators raise RuntimeErrors
+        if isinstance(e, AnnotatedTransformerError) or (asked := _allocation(e)) is None:
+            raise
+        where = "The GPU" if "CUDA" in str(e) else "Memory"
+        raise OutOfMemoryError(f"{where} ran out{f' (asked for {asked} more)' if asked else ''}: {advice}.") from None
 
 # %% ../nbs/05_errors.ipynb #2236480b
 USER_ERRORS = (OSError, AnnotatedTransformerError)  # what a user can fix: said in one line

@@ -181,11 +181,11 @@ def _extensions(scores: Tensor, logp: Tensor) -> Extensions:  # (alive, k) and (
 # %% ../nbs/05c_fast_decoding.ipynb #e48bdc00
 def _finish(beams: Beams, best: Extensions, *, length: int, alpha: float) -> Tensor:  # (alive,) bool
     "Set aside the extensions that end with </s> among each sentence's k best, with their s(Y, X); which have k now."
-    for i, j in (best.token[:, : beams.k] == EOS).nonzero().tolist():
-        sentence, logp = beams.alive[i].item(), best.score[i, j].item()
+    i, j = (best.token[:, : beams.k] == EOS).nonzero(as_tuple=True)  # (ended,) each
+    ended = zip(beams.alive[i].tolist(), best.score[i, j].tolist(), beams.ys[best.parent[i, j]].tolist())  # 3 copies
+    for sentence, logp, prefix in ended:
         if len(beams.finished[sentence]) < beams.k and logp > -math.inf:
-            tokens = [*beams.ys[best.parent[i, j]].tolist(), EOS]
-            beams.finished[sentence].append(Hypothesis(logp / length_penalty(length, alpha), tokens))
+            beams.finished[sentence].append(Hypothesis(logp / length_penalty(length, alpha), [*prefix, EOS]))
     return torch.tensor([len(beams.finished[s]) >= beams.k for s in beams.alive.tolist()], device=best.token.device)
 
 # %% ../nbs/05c_fast_decoding.ipynb #2879b124

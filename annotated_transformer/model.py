@@ -241,6 +241,8 @@ class TransformerConfig:
     share_embeddings: bool = False  # one matrix for both embeddings and the generator (a shared vocabulary)
 
     def __post_init__(self):
+        if self.N < 1:
+            raise ValueError(f"N={self.N}: each stack needs at least one layer (§3.1's N = 6).")
         if (self.d_k is None or self.d_v is None) and self.d_model % self.h:
             raise ValueError(f"d_model={self.d_model} must be divisible by h={self.h}, or give d_k and d_v.")
         if self.d_model % 2:

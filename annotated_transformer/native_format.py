@@ -21,7 +21,7 @@ import torch
 
 from .checkpoints import Checkpoint, write_atomically
 from .data import sha256
-from .errors import InputError, ModelFileError
+from .errors import InputError, MissingFileError, ModelFileError
 from .recipe import vocabulary_data
 
 # %% ../nbs/08c_model_directory.ipynb #53e2146d
@@ -136,7 +136,7 @@ def read_description(
     try:
         config = json.loads((path / name).read_text(encoding="utf-8"))
     except FileNotFoundError:
-        raise FileNotFoundError(
+        raise MissingFileError(
             f"{path} holds no {name}: it is not a model directory (`annotated-transformer export` writes one)."
         ) from None
     except (ValueError, UnicodeDecodeError) as e:

@@ -29,7 +29,7 @@ from torch import nn
 
 from .attention import padding_mask, subsequent_mask
 from .checkpoints import write_atomically
-from .data import _REJOIN, Tokenizer, sha256
+from .data import REJOINED, Tokenizer, sha256
 from .errors import InputError, ModelFileError, optional_import
 from .fast_decoding import BeamSearch, search_steps
 from .model import EncoderDecoder
@@ -122,7 +122,7 @@ def js_regex(pattern: str) -> str:
         elif escaped.lower() in _CLASSES and not in_class:
             out.append(f"[^{_CLASSES[escaped.lower()]}]")
         elif escaped.lower() in _CLASSES:
-            raise ValueError(f"JS cannot say \\{escaped} inside a class under the `u` flag: {pattern[:80]}")
+            raise NotImplementedError(f"JS cannot say \\{escaped} inside a class under the `u` flag: {pattern[:80]}")
         elif escaped == "b" and not in_class:
             out.append("(?:(?<=[{0}])(?![{0}])|(?<![{0}])(?=[{0}]))".format(_CLASSES["w"]))
         elif escaped:
@@ -175,7 +175,7 @@ def detokenizer_rules(lang: str) -> dict:
         "open_quote": js_regex(Moses.IS_OPEN_QUOTE.pattern),
         "english_contraction": js_regex(contraction),
         "cjk": CJKChars().ranges,
-        "rejoin": pairs(_REJOIN),
+        "rejoin": pairs(REJOINED),
     }
 
 # %% ../nbs/10b_browser.ipynb #565bca3c

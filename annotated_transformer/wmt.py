@@ -19,6 +19,7 @@ import torch
 
 from .checkpoints import average_checkpoints, last_checkpoints, write_checkpoint
 from .data import check_split, find_corpus_file, read_parallel
+from .errors import MissingFileError
 from .fast_decoding import BeamSearch
 from .formats import model_alpha
 from .recipe import Recipe
@@ -53,7 +54,7 @@ def _hf_wmt14(split: str, src_lang: str, tgt_lang: str) -> list[tuple[str, str]]
     try:
         import datasets
     except ImportError:
-        raise FileNotFoundError(
+        raise MissingFileError(
             f"No WMT 2014 files were given, and the Hugging Face `datasets` package is not installed. {WMT14_ADVICE}"
         ) from None
     return hf_pairs(datasets.load_dataset("wmt14", "de-en", split=WMT14_HF_SPLITS[split]), src_lang, tgt_lang)
@@ -71,7 +72,7 @@ def load_wmt14(
     if data_dir is None:
         return _hf_wmt14(split, src_lang, tgt_lang)
     if not Path(data_dir).is_dir():
-        raise FileNotFoundError(f"The WMT 2014 directory {data_dir} does not exist. {WMT14_ADVICE}")
+        raise MissingFileError(f"The WMT 2014 directory {data_dir} does not exist. {WMT14_ADVICE}")
     src, tgt = (
         find_corpus_file(Path(data_dir), f"{WMT14_FILES[split]}.{lang}", WMT14_ADVICE) for lang in (src_lang, tgt_lang)
     )

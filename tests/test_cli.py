@@ -6,20 +6,23 @@ resumed, and its checkpoint is used by `translate` and `evaluate`. The same comm
 recipe on the corpus under WMT's file names, and a user's own corpus, English→German, given as files and as
 a tab-separated file. The tests check the plumbing, not the quality (the Multi30k notebook measures that)."""
 
+import errno
 import gzip
 import json
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
+from unittest.mock import patch
 
 import pytest
 import torch
 from corpora import first_lines, write_corpus, write_wmt14_stand_in
+from faults import KILLED_AFTER_FIRST_CHECKPOINT, with_fault
 
 from annotated_transformer.cli import main
 from annotated_transformer.data import find_corpus_file, read_lines
+from annotated_transformer.errors import ISSUES, WaitTimeoutError
 
 pytestmark = pytest.mark.xdist_group("test_cli")  # its module-scoped fixtures are built once, on one worker
 
@@ -84,18 +87,8 @@ def interrupted_and_resumed(tmp_path_factory, corpus: Path) -> Path:
     "A 2-epoch tiny run, killed after its first mid-epoch checkpoint, then resumed to the end."
     out = tmp_path_factory.mktemp("run")
     args = ["train", "multi30k", "--data-dir", str(corpus), "--out", str(out), "--epochs", "2", *TINY]
-    process = subprocess.Popen(
-        [sys.executable, "-m", "annotated_transformer.cli", *args],
-        cwd=ROOT,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
-    deadline = time.time() + 300
-    while not (out / "last.pt").exists() and process.poll() is None and time.time() < deadline:
-        time.sleep(0.2)
-    process.send_signal(signal.SIGKILL)  # no chance to clean up, like a crash or a lost machine
-    process.wait()
+    killed = subprocess.run([*with_fault(KILLED_AFTER_FIRST_CHECKPOINT), *args], capture_output=True, cwd=ROOT)
+    assert killed.returncode == -signal.SIGKILL, killed.stderr[-2000:]
     killed_at = train_state(out / "last.pt")
     assert killed_at["epoch"] == 0 and killed_at["step"] == 100, killed_at  # the first checkpoint, mid-epoch
     refused = subprocess.run(
@@ -114,6 +107,61 @@ def test_resume_continues_where_the_run_stopped(interrupted_and_resumed: Path):
     assert state["epoch"] == 2 and [e["epoch"] for e in state["evals"]] == [1, 2]
     assert state["records"][99]["epoch"] == 0 and state["records"][-1]["epoch"] == 1
     assert sorted(p.name for p in interrupted_and_resumed.glob("epoch_*.pt")) == ["epoch_01.pt", "epoch_02.pt"]
+
+
+def one_line(capsys, argv: list[str], expected: str):
+    "`argv` through the command line, in this process: status 2 and one line on stderr that says `expected`."
+    status, said = main(argv), capsys.readouterr().err  # a progress bar's lines, then the error's
+    error = said.splitlines()[-1]
+    assert status == 2 and error.startswith("annotated-transformer: error: ") and expected in error, (status, said)
+    assert "Traceback" not in said and said.count("error: ") == 1, said
+
+
+def test_each_kind_of_user_error_is_one_line(interrupted_and_resumed, corpus, tmp_path, monkeypatch, capsys):
+    "Every kind of `AnnotatedTransformerError`, each from a command, where it can be by what a user would do."
+    model, source, reference = str(interrupted_and_resumed / "epoch_02.pt"), tmp_path / "src.de", tmp_path / "ref.en"
+    source.write_text("Ein Hund läuft.\nZwei Katzen.\n", encoding="utf-8")
+    reference.write_text("A dog runs.\nTwo cats.\n", encoding="utf-8")
+    own = ["--source", str(source), "--reference", str(reference)]
+    (tmp_path / "short.en").write_text("A dog runs.\n", encoding="utf-8")
+    (tmp_path / "garbage.pt").write_bytes(b"not a checkpoint")
+    evaluate = ["evaluate", "--checkpoint", model, "--beam", "1"]
+    one_line(capsys, [*evaluate, *own, "--split", "val"], "Score either a split")  # InputError
+    one_line(
+        capsys, [*evaluate, "--source", str(source), "--reference", str(tmp_path / "short.en")], "line"
+    )  # DataError
+    one_line(capsys, ["evaluate", "--checkpoint", str(tmp_path / "garbage.pt"), *own], "Could not read the checkpoint")
+    one_line(capsys, ["evaluate", "--checkpoint", str(tmp_path / "none.pt"), *own], "No checkpoint at")  # MissingFile
+    train = ["train", "multi30k", "--data-dir", str(corpus), "--out", str(interrupted_and_resumed), *TINY]
+    one_line(capsys, train, "already holds a run")  # OutputInUseError
+    with patch("os.replace", side_effect=OSError(errno.ENOSPC, "No space left on device")):  # a full disk
+        one_line(capsys, [*evaluate, *own, "--hypotheses", str(tmp_path / "h.txt")], "is the disk full")  # WriteError
+    with monkeypatch.context() as env:  # no data given, no network: the download fails
+        env.delenv("MULTI30K_DIR", raising=False)
+        env.setenv("ANNOTATED_TRANSFORMER_CACHE", str(tmp_path / "cache"))
+        env.setenv("MULTI30K_URL", (tmp_path / "nowhere").as_uri() + "/")
+        one_line(capsys, [*evaluate, "--split", "val"], "Could not download")  # DownloadError
+    gpu_full = torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has 79 GiB in all")
+    with patch("annotated_transformer.translation.Translator.decode_batch", side_effect=gpu_full):
+        one_line(capsys, [*evaluate, *own], "The GPU ran out (asked for 2.00 GiB more): run it on a device")
+    with patch.dict(sys.modules, {"ctranslate2": None}):  # not installed
+        one_line(capsys, ["export", model, "--out", str(tmp_path / "ct2"), "--format", "ctranslate2"], "pip install")
+    hung = WaitTimeoutError("Process 1 waited 30 minutes for the others, and one did not answer.")
+    with patch("annotated_transformer.runs.Trainer.fit", side_effect=hung):  # what a process of torchrun would meet
+        one_line(
+            capsys, ["train", "multi30k", "--data-dir", str(corpus), "--out", str(tmp_path / "r"), *TINY], "waited"
+        )
+
+
+def test_a_bug_deep_inside_a_command_is_a_traceback(interrupted_and_resumed, tmp_path, capsys):
+    "An error of ours, not the user's, raised deep inside `evaluate`: its traceback, where to report it, status 1."
+    source = tmp_path / "src.tsv"
+    source.write_text("Ein Hund läuft.\tA dog runs.\n", encoding="utf-8")
+    with patch("annotated_transformer.translation.Translator.decode_batch", side_effect=ZeroDivisionError("a bug")):
+        status = main(["evaluate", "--checkpoint", str(interrupted_and_resumed / "last.pt"), "--source", str(source)])
+    said = capsys.readouterr().err
+    assert status == 1 and "Traceback (most recent call last):" in said and "ZeroDivisionError: a bug" in said, said
+    assert said.rstrip().endswith("this is a bug, not a mistake in what you gave: please report it at " + ISSUES)
 
 
 def test_a_budget_run_plans_its_end(tmp_path: Path, corpus: Path):

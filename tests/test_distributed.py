@@ -7,12 +7,12 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import torch
 from corpora import write_corpus
 from distributed_steps import run, setup
+from faults import KILLED_AFTER_FIRST_CHECKPOINT, script_with_fault
 
 ROOT = Path(__file__).resolve().parent.parent
 TORCHRUN = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node=2"]
@@ -23,28 +23,6 @@ def torchrun(*args: str) -> subprocess.CompletedProcess:
     result = subprocess.run([*TORCHRUN, *args], capture_output=True, text=True, cwd=ROOT, env=ENV)
     assert result.returncode == 0, f"exit {result.returncode}\n{result.stdout}\n{result.stderr}"
     return result
-
-
-def kill_tree(pid: int):
-    "SIGKILL a process and all its descendants (torchrun starts its workers in sessions of their own)."
-
-    def children(parent: int) -> list[int]:
-        found = []
-        for stat in Path("/proc").glob("[0-9]*/stat"):
-            try:
-                fields = stat.read_text().rsplit(")", 1)[1].split()
-            except OSError:
-                continue  # the process ended meanwhile
-            if int(fields[1]) == parent:
-                found.append(int(stat.parent.name))
-        return found
-
-    tree, todo = [], [pid]
-    while todo:
-        tree.append(todo.pop())
-        todo += children(tree[-1])
-    for p in tree:
-        os.kill(p, signal.SIGKILL)
 
 
 def test_two_processes_train_as_one_accumulating_their_batches(tmp_path: Path):
@@ -70,18 +48,9 @@ def test_an_interrupted_two_process_run_resumes_exactly(tmp_path: Path):
     straight, interrupted = tmp_path / "straight", tmp_path / "interrupted"
     log = torchrun(*cli, "--out", str(straight)).stdout
     assert "2 process(es)" in log and "133 batches per epoch" in log  # each process half of the 266
-    process = subprocess.Popen(
-        [*TORCHRUN, *cli, "--out", str(interrupted)],
-        cwd=ROOT,
-        env=ENV,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    deadline = time.time() + 300
-    while not (interrupted / "last.pt").exists() and process.poll() is None and time.time() < deadline:
-        time.sleep(0.1)
-    kill_tree(process.pid)  # torchrun and both workers, with no chance to clean up
-    process.wait()
+    script = script_with_fault(KILLED_AFTER_FIRST_CHECKPOINT, tmp_path / "killed.py")
+    killed = subprocess.run([*TORCHRUN, str(script), *cli[2:], "--out", str(interrupted)], cwd=ROOT, env=ENV)
+    assert killed.returncode == -signal.SIGKILL  # torchrun and both processes, with no chance to clean up
     killed_at = torch.load(interrupted / "last.pt", weights_only=True)["train_state"]
     assert (killed_at["epoch"], killed_at["step"]) == (0, 100)  # the first checkpoint, mid-epoch
     log = torchrun(*cli, "--out", str(interrupted), "--resume").stdout

@@ -24,6 +24,7 @@ from unittest.mock import patch
 import pytest
 import torch
 from corpora import first_lines, write_corpus
+from faults import with_fault
 
 from annotated_transformer.cli import main
 
@@ -109,7 +110,7 @@ def test_translate_with_a_standard_stream_closed_says_so(run: Path, closed: str,
 def test_translate_onto_a_full_disk_says_so(translate):
     with open("/dev/full", "w") as full:
         result = translate(SENTENCES, stdout=full, stderr=subprocess.PIPE)
-    clear_error(result, 2, "No space left on device")
+    clear_error(result, 2, "Could not write the translations to standard output (No space left on device)")
 
 
 def test_translate_names_a_line_that_is_not_utf8(translate):
@@ -686,22 +687,28 @@ def _updates(out: Path) -> int:
     return metrics.read_text().count('"kind": "update"') if metrics.exists() else 0
 
 
+SLOW_EXIT_AND_CTRL_C_AS_DATA_IS_PREPARED = """
+import atexit, os, signal, time
+atexit.register(time.sleep, 30)  # an exit handler as slow as torch's can be, run last
+import annotated_transformer.runs as runs
+
+prepare = runs.run_data
+def interrupted(*args, **kwargs):
+    os.kill(os.getpid(), signal.SIGINT)  # Ctrl-C, as the run starts to prepare its data
+    return prepare(*args, **kwargs)
+runs.run_data = interrupted
+"""
+
+
 def test_a_second_ctrl_c_while_a_command_exits_ends_it_at_once(tmp_path: Path):
     """Ctrl-C while a new run prepares its data, then again while Python runs its exit handlers (one made slow here, as
     torch's can be): the one line, then the process ends at once, with nothing more said (on 2660d33: "Exception
     ignored in atexit callback" and a traceback from torch/library.py), and no run directory is left."""
     out, data = tmp_path / "run", write_corpus(tmp_path / "data", train=13_112, test=500)
-    slow_exit = (
-        "import atexit, sys, time; atexit.register(time.sleep, 30); from annotated_transformer.cli import main; main()"
+    command = [*with_fault(SLOW_EXIT_AND_CTRL_C_AS_DATA_IS_PREPARED), "train", "multi30k", "--data-dir", str(data)]
+    process = subprocess.Popen(
+        [*command, "--out", str(out), *TINY], cwd=ROOT, stderr=subprocess.PIPE, text=True, preexec_fn=_interruptible
     )
-    command = [sys.executable, "-c", slow_exit, "train", "multi30k", "--data-dir", str(data), "--out", str(out), *TINY]
-    process = subprocess.Popen(command, cwd=ROOT, stderr=subprocess.PIPE, text=True, preexec_fn=_interruptible)
-    deadline = time.monotonic() + 60
-    while not out.exists():  # made just before the data is read
-        assert time.monotonic() < deadline and process.poll() is None, process.communicate()
-        time.sleep(0.01)
-    time.sleep(0.3)
-    process.send_signal(signal.SIGINT)
     said = [process.stderr.readline() for _ in range(2)]  # "", then the line (which starts on a line of its own)
     process.send_signal(signal.SIGINT)  # while it exits
     _, rest = process.communicate(timeout=20)  # at once, not after the exit handler's 30 s
@@ -863,22 +870,23 @@ def test_a_validation_set_that_is_the_training_set_is_refused(tmp_path: Path):
     assert not (tmp_path / "run").exists()
 
 
+TERMINATED_AFTER_THE_FIRST_GRAPH = """
+import functools, os, signal, torch.onnx
+
+@functools.wraps(torch.onnx.export)  # its signature too, which the package reads
+def export_then_terminated(*args, export=torch.onnx.export, **kwargs):
+    export(*args, **kwargs)
+    os.kill(os.getpid(), signal.SIGTERM)  # a scheduler's SIGTERM, once the first graph is written
+torch.onnx.export = export_then_terminated
+"""
+
+
 def test_an_interrupted_export_leaves_nothing_and_runs_again(run: Path, tmp_path: Path):
     """SIGTERM while `export --format onnx` writes its graphs: no directory is left, and the same command then works
     (on 2660d33 it left encoder.onnx alone in --out, and the rerun refused the directory as the user's)."""
     out, export = tmp_path / "web", ["export", str(run), "--format", "onnx"]
-    process = subprocess.Popen(
-        [sys.executable, "-m", "annotated_transformer.cli", *export, "--out", str(out)],
-        cwd=ROOT,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    deadline = time.monotonic() + 120
-    while process.poll() is None and not list(tmp_path.glob(".export-*.tmp/encoder.onnx")):
-        assert time.monotonic() < deadline, "the export wrote no encoder.onnx in two minutes"
-        time.sleep(0.005)  # until the first graph is written
-    assert process.poll() is None, "the export ended before it could be interrupted"
-    process.send_signal(signal.SIGTERM)
+    command = [*with_fault(TERMINATED_AFTER_THE_FIRST_GRAPH), *export, "--out", str(out)]
+    process = subprocess.Popen(command, cwd=ROOT, stderr=subprocess.PIPE, text=True)
     _, err = process.communicate(timeout=120)
     clear_error(subprocess.CompletedProcess([], process.returncode, "", err), 130)
     assert list(tmp_path.iterdir()) == [], list(tmp_path.iterdir())  # neither --out nor the half-written one

@@ -7,6 +7,7 @@ cells comes from (`# %% ../nbs/NN_name.ipynb`), which is what these tests read.
 """
 
 import ast
+import importlib
 import re
 from pathlib import Path
 
@@ -99,3 +100,44 @@ def test_rooms_a_maintainer_can_hold(module: str):
         and node.end_lineno - node.lineno + 1 > MAX_FUNCTION_LINES
     ]
     assert not long, f"{module}.py: functions over {MAX_FUNCTION_LINES} lines: {', '.join(long)}"
+
+
+BUILT_IN = {  # what the machine's half may raise besides the errors module's kinds: a bug's or Python's protocols
+    "AttributeError",  # a module's __getattr__
+    "KeyboardInterrupt",  # Ctrl-C, passed on
+    "NotImplementedError",  # a method a subclass provides, or a case our code does not handle
+    "RuntimeError",  # a bug of ours, caught by its own check
+    "TypeError",  # a caller's code, not a user's input, gave the wrong type
+    "ArgumentTypeError",  # argparse's, which it turns into its own one-line error
+}
+
+
+@pytest.mark.parametrize("module", [m for m in MODULES if built_in(m) >= NOTEBOOKS.index("05_errors.ipynb")])
+def test_every_error_for_the_user_has_the_packages_kind(module: str):
+    """The machine's half raises its user's errors as kinds of `AnnotatedTransformerError`, never a bare ValueError or
+    OSError, so that a program catches them all with one `except`. (The paper's half, 00–04, comes before the errors
+    notebook and raises Python's own.)"""
+    errors = importlib.import_module("annotated_transformer.errors")
+    ours = {name for name, value in vars(errors).items() if isinstance(value, type) and issubclass(value, Exception)}
+    bare = []
+    for node in ast.walk(ast.parse((PACKAGE / f"{module}.py").read_text())):
+        if isinstance(node, ast.Raise) and isinstance(node.exc, ast.Call):
+            called = node.exc.func
+            name = called.id if isinstance(called, ast.Name) else getattr(called, "attr", "")
+            if name not in ours | BUILT_IN:
+                bare.append(f"line {node.lineno}: raise {name}")
+    assert not bare, f"{module}.py raises errors that are not the package's kinds: {bare}"
+
+
+@pytest.mark.parametrize("module", MODULES)
+def test_no_module_imports_another_modules_private_names(module: str):
+    private = [
+        f"{node.module or ''}.{alias.name}"
+        for node in ast.walk(ast.parse((PACKAGE / f"{module}.py").read_text()))
+        if isinstance(node, ast.ImportFrom)
+        and (node.level == 1 or (node.module or "").startswith("annotated_transformer"))
+        and (node.module or "").rpartition(".")[2] != module  # a module's own (bench's child process imports its own)
+        for alias in node.names
+        if alias.name.startswith("_") and not alias.name.startswith("__")
+    ]
+    assert not private, f"{module}.py imports private names of other modules: {private}; make them public or move them"

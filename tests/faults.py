@@ -1,0 +1,34 @@
+"""The command line with a fault put in at a chosen point: the tests' way to stop a command exactly there (a
+signal, a crash), rather than racing it with a clock."""
+
+import sys
+from pathlib import Path
+
+MAIN = "import sys\nfrom annotated_transformer.cli import main\nsys.exit(main(sys.argv[1:]))\n"
+
+KILLED_AFTER_FIRST_CHECKPOINT = """
+import os, signal
+import annotated_transformer.runs as runs
+from annotated_transformer.checkpoints import Checkpoints
+
+runs.CHECKPOINTS = dict(every=100)  # by updates, not by time: the first at update 100
+
+save = Checkpoints.save
+def save_then_die(self, state):
+    save(self, state)
+    if os.environ.get("TORCHELASTIC_RUN_ID"):  # a process of torchrun's: its agent too, so that none restarts it
+        os.kill(os.getppid(), signal.SIGKILL)
+    os.kill(os.getpid(), signal.SIGKILL)  # no chance to clean up, like a crash or a lost machine
+Checkpoints.save = save_then_die
+"""  # a run killed as soon as its first checkpoint is written: in a tiny run, at update 100, in mid-epoch
+
+
+def with_fault(fault: str) -> list[str]:
+    "The command line (its arguments to follow), in a Python that first runs `fault`: code that patches the package."
+    return [sys.executable, "-c", fault + MAIN]
+
+
+def script_with_fault(fault: str, path: Path) -> Path:
+    "The same as a script at `path`, for a launcher that takes a script (torchrun)."
+    path.write_text(fault + MAIN)
+    return path
