@@ -4,7 +4,7 @@ signal, a crash), rather than racing it with a clock."""
 import sys
 from pathlib import Path
 
-MAIN = "import sys\nfrom annotated_transformer.cli import main\nsys.exit(main(sys.argv[1:]))\n"
+MAIN = "import sys\nfrom annotated_transformer.cli import main\nsys.exit(main())\n"  # as the installed command calls it
 
 KILLED_AFTER_FIRST_CHECKPOINT = """
 import os, signal
@@ -16,6 +16,7 @@ runs.CHECKPOINTS = dict(every=100)  # by updates, not by time: the first at upda
 save = Checkpoints.save
 def save_then_die(self, state):
     save(self, state)
+    self.processes.barrier()  # every process waits until the main one has written the checkpoint
     if os.environ.get("TORCHELASTIC_RUN_ID"):  # a process of torchrun's: its agent too, so that none restarts it
         os.kill(os.getppid(), signal.SIGKILL)
     os.kill(os.getpid(), signal.SIGKILL)  # no chance to clean up, like a crash or a lost machine
