@@ -63,7 +63,8 @@ class TokenBudgetSampler(Sampler):
         return batches
 
     def __iter__(self):
-        return iter(self.batches(self.epoch)[self.start :])
+        start, self.start = self.start, 0  # `set_epoch`'s start holds for one pass
+        return iter(self.batches(self.epoch)[start:])
 
     def __len__(self):  # the same for every epoch: the lengths, sorted, decide where batches split
         if self.count is None:

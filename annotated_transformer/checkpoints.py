@@ -116,7 +116,7 @@ def flush_to_disk(path: Path):
             with contextlib.suppress(OSError):  # some file systems cannot flush a folder (SQLite ignores it too)
                 _fsync(os.open(path, os.O_RDONLY))
     else:
-        _fsync(os.open(path, os.O_RDWR))  # Windows flushes only what it may write
+        _fsync(os.open(path, os.O_RDWR if os.name == "nt" else os.O_RDONLY))  # Windows flushes only what it may write
 
 
 def _fsync(fd: int):
@@ -303,7 +303,7 @@ class Checkpoints(Hook):
 
     def after_update(self, state: TrainState):
         self.unsaved = True
-        if self.saved_at is None:  # the first update of this `fit`: time counts from where it started
+        if self.saved_at is None:  # the first update it sees: time counts from where the run started (or resumed)
             self.saved_at = state.records[-2]["elapsed_s"] if len(state.records) > 1 else 0.0
         if (self.every and state.step % self.every == 0) or self.time_is_up(state):
             self.save(state)

@@ -48,7 +48,8 @@ class ShardedBatches(Sampler):
         return every[self.rank : len(every) // self.world_size * self.world_size : self.world_size]
 
     def __iter__(self) -> Iterator[list[int]]:
-        return iter(self.batches(self.sampler.epoch)[self.start :])
+        start, self.start = self.start, 0  # `set_epoch`'s start holds for one pass
+        return iter(self.batches(self.sampler.epoch)[start:])
 
     def __len__(self) -> int:
         return len(self.sampler) // self.world_size

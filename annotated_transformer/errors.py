@@ -21,8 +21,6 @@ import traceback
 from collections.abc import Callable
 from types import ModuleType
 
-import torch
-
 # %% ../nbs/05_errors.ipynb #8707d0dc
 class AnnotatedTransformerError(Exception):
     "Something the user can put right: the message says what was wrong and what to do."
@@ -91,10 +89,10 @@ def optional_import(
 # %% ../nbs/05_errors.ipynb #b6c5749d
 def _allocation(error: BaseException) -> str | None:
     "What an out-of-memory error says was asked for (e.g. '2.00 GiB'); '' if it does not say; None: not out of memory."
-    text = str(error)
-    if not (
-        isinstance(error, MemoryError | torch.OutOfMemoryError) or re.search("DefaultCPUAllocator|out of memory", text)
-    ):
+    import torch  # here, not on import: `AnnotatedTransformerError` alone needs no PyTorch
+
+    text, gpu = str(error), torch.cuda.OutOfMemoryError  # its name in every PyTorch 2 (torch.OutOfMemoryError: 2.5 on)
+    if not (isinstance(error, MemoryError | gpu) or re.search("DefaultCPUAllocator|out of memory", text)):
         return None  # another RuntimeError
     asked = re.search(r"[Tt]ried to allocate ([\d.]+ \w+)", text)
     return asked.group(1) if asked else ""
@@ -111,7 +109,7 @@ def memory_advice(
         if isinstance(e, AnnotatedTransformerError) or (asked := _allocation(e)) is None:
             raise
         where = "The GPU" if "CUDA" in str(e) else "Memory"
-        raise OutOfMemoryError(f"{where} ran out{f' (asked for {asked} more)' if asked else ''}: {advice}.") from None
+        raise OutOfMemoryError(f"{where} ran out{f' (asked for {asked})' if asked else ''}: {advice}.") from None
 
 # %% ../nbs/05_errors.ipynb #2236480b
 USER_ERRORS = (OSError, AnnotatedTransformerError)  # what a user can fix: said in one line

@@ -64,7 +64,7 @@ def provenance(path: Path) -> dict:  # for `save_pretrained`'s `about`
     return {k: v for k, v in about.items() if v}
 
 # %% ../nbs/10d_formats.ipynb #aeea83a6
-NATIVE = Format(  # the model directory's, whose module comes before `Translator`, which opens it
+NATIVE = Format(  # the model directory's: here, since it opens with `Translator`, built after native_format
     "native",
     PRETRAINED_FORMAT,
     "config.json",
@@ -116,8 +116,6 @@ def _check_out(out: Path):
 
 def _move_export(new: Path, out: Path):
     "Put the export written in `new` at `out`, on the disk: an earlier export's files there go, and a user's own stay."
-    for path in [*new.rglob("*"), new]:  # what each format's writer wrote, before a name points at it
-        flush_to_disk(path)
     if not out.exists():
         new.rename(out)  # one step
         flush_to_disk(out.parent)
@@ -142,8 +140,8 @@ def one_export_at_a_time(out: Path):
         ) from None
     try:
         yield
-    finally:
-        with contextlib.suppress(OSError):  # no file left beside the user's (Windows keeps a locked file)
+    finally:  # no file left beside the user's: deleted while held, so that another export that opened it fails
+        with contextlib.suppress(OSError):  # (Windows keeps a locked file)
             Path(lock.lock_file).unlink()
         lock.release()
 
@@ -162,14 +160,17 @@ def export(
         quantized = " or ".join(f.name for f in FORMATS.values() if f.quantizations)
         raise InputError(f"Quantization is for --format {quantized}; a {format} directory keeps float32 weights.")
     out = Path(out)
-    _check_out(out)
+    _check_out(out)  # before any folder is made; again below, once no other export can write there
     at = out if out.is_dir() else out.absolute().parent  # on the file system of `out`: moved by renaming
     at.mkdir(parents=True, exist_ok=True)
     new = at / f".export-{uuid.uuid4().hex[:8]}.tmp"
     with one_export_at_a_time(out):
+        _check_out(out)
         new.mkdir()
         try:
             FORMATS[format].write(translator, new, quantization, about)
+            for path in [*new.rglob("*"), new]:  # what each format's writer wrote, on the disk before it moves
+                flush_to_disk(path)
             with stop_requests() as asked:  # an interrupt waits until every file is in place
                 _move_export(new, out)
             if asked:

@@ -15,7 +15,7 @@ import threading
 # %% ../nbs/05_interrupts.ipynb #418d3239
 @contextlib.contextmanager
 def stop_requests():
-    "While training, SIGINT and SIGTERM ask the run to stop (a list that grows); a second SIGINT interrupts at once."
+    "While it lasts, SIGINT and SIGTERM ask the work to stop (a list that grows); a second SIGINT interrupts at once."
     asked = []
     if threading.current_thread() is not threading.main_thread():
         yield asked
@@ -46,7 +46,7 @@ def terminate_as_interrupt():
     def interrupt(signum, frame):
         raise KeyboardInterrupt
 
-    signal.signal(signal.SIGTERM, interrupt)  # training replaces it while it trains (`stop_requests`)
+    signal.signal(signal.SIGTERM, interrupt)  # `stop_requests` replaces it while work must not be cut
     try:
         yield
     finally:

@@ -182,6 +182,8 @@ def hold_run_dir(out: Path):
             f"Another training run (process {_holder(out)}) is using {out} now. Wait for it to end, or choose another --out."
         ) from None
     try:
+        for stale in [p for p in out.glob(".*.tmp") if p.is_file()]:  # what a crash cut short (`write_atomically`)
+            stale.unlink(missing_ok=True)  # no write of this run's is running
         with contextlib.suppress(OSError):  # the holder's id, for that message (Windows may not let it be written)
             fd = os.open(out / ".lock", os.O_WRONLY | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0))  # never a link
             with os.fdopen(fd, "w") as pid:
@@ -377,7 +379,7 @@ def run_data(
     return data, digest
 
 # %% ../nbs/08b_runs.ipynb #5358aaec
-CHECKPOINTS = dict(minutes=10)  # when last.pt is written besides each epoch's end: §6.1's 10-minute intervals
+CHECKPOINTS = dict(minutes=10)  # when last.pt is written besides each epoch's end: by time, whatever the model's size
 
 
 def run_trainer(

@@ -9,6 +9,7 @@ __all__ = ['Search', 'GREEDY', 'UNSPACED', 'checked_model', 'BaseTranslator', 'T
            'sacrebleu_tokenizer', 'bleu_scores', 'evaluate_pairs', 'alpha_search', 'best_average', 'Format']
 
 # %% ../nbs/08d_translation.ipynb #ba0a7f0a
+import errno
 import itertools
 import shutil
 import signal
@@ -316,10 +317,10 @@ def _translate_block(
     except BrokenPipeError:
         raise  # whoever read the output stopped reading: `report_errors` ends quietly
     except OSError as e:  # a full disk, say
-        where = "standard output" if getattr(out, "name", "<stdout>") == "<stdout>" else out.name
-        raise WriteError(
-            f"Could not write the translations to {where} ({e.strerror or e}): is the disk full?"
-        ) from None
+        name = getattr(out, "name", None)
+        where = "standard output" if name == "<stdout>" else name or "the output"
+        advice = ": is the disk full?" if e.errno == errno.ENOSPC else "."
+        raise WriteError(f"Could not write the translations to {where} ({e.strerror or e}){advice}") from None
     if stop:
         raise DataError(
             f"input line {stop} is {problems[stop]}. The lines before it are translated; "

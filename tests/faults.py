@@ -12,13 +12,13 @@ import annotated_transformer.runs as runs
 from annotated_transformer.checkpoints import Checkpoints
 
 runs.CHECKPOINTS = dict(every=100)  # by updates, not by time: the first at update 100
-
+AGENT = os.getppid() if os.environ.get("LOCAL_RANK") == "0" else None  # torchrun's, which the first process ends
 save = Checkpoints.save
 def save_then_die(self, state):
     save(self, state)
     self.processes.barrier()  # every process waits until the main one has written the checkpoint
-    if os.environ.get("TORCHELASTIC_RUN_ID"):  # a process of torchrun's: its agent too, so that none restarts it
-        os.kill(os.getppid(), signal.SIGKILL)
+    if AGENT:
+        os.kill(AGENT, signal.SIGKILL)  # so that it restarts no process
     os.kill(os.getpid(), signal.SIGKILL)  # no chance to clean up, like a crash or a lost machine
 Checkpoints.save = save_then_die
 """  # a run killed as soon as its first checkpoint is written: in a tiny run, at update 100, in mid-epoch

@@ -87,7 +87,9 @@ def interrupted_and_resumed(tmp_path_factory, corpus: Path) -> Path:
     "A 2-epoch tiny run, killed after its first mid-epoch checkpoint, then resumed to the end."
     out = tmp_path_factory.mktemp("run")
     args = ["train", "multi30k", "--data-dir", str(corpus), "--out", str(out), "--epochs", "2", *TINY]
-    killed = subprocess.run([*with_fault(KILLED_AFTER_FIRST_CHECKPOINT), *args], capture_output=True, cwd=ROOT)
+    killed = subprocess.run(
+        [*with_fault(KILLED_AFTER_FIRST_CHECKPOINT), *args], capture_output=True, cwd=ROOT, timeout=600
+    )
     assert killed.returncode == -signal.SIGKILL, killed.stderr[-2000:]
     killed_at = train_state(out / "last.pt")
     assert killed_at["epoch"] == 0 and killed_at["step"] == 100, killed_at  # the first checkpoint, mid-epoch
@@ -141,9 +143,13 @@ def test_each_kind_of_user_error_is_one_line(interrupted_and_resumed, corpus, tm
         env.setenv("ANNOTATED_TRANSFORMER_CACHE", str(tmp_path / "cache"))
         env.setenv("MULTI30K_URL", (tmp_path / "nowhere").as_uri() + "/")
         one_line(capsys, [*evaluate, "--split", "val"], "Could not download")  # DownloadError
-    gpu_full = torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has 79 GiB in all")
+    gpu_full = torch.cuda.OutOfMemoryError("CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has 79 GiB in all")
     with patch("annotated_transformer.translation.Translator.decode_batch", side_effect=gpu_full):
-        one_line(capsys, [*evaluate, *own], "The GPU ran out (asked for 2.00 GiB more): run it on a device")
+        one_line(
+            capsys,
+            [*evaluate, *own],
+            "The GPU ran out (asked for 2.00 GiB): close the programs that hold the memory, or run it",
+        )
     with patch.dict(sys.modules, {"ctranslate2": None}):  # not installed
         one_line(capsys, ["export", model, "--out", str(tmp_path / "ct2"), "--format", "ctranslate2"], "pip install")
     hung = WaitTimeoutError("Process 1 waited 30 minutes for the others, and one did not answer.")

@@ -49,7 +49,9 @@ def test_an_interrupted_two_process_run_resumes_exactly(tmp_path: Path):
     log = torchrun(*cli, "--out", str(straight)).stdout
     assert "2 process(es)" in log and "133 batches per epoch" in log  # each process half of the 266
     script = script_with_fault(KILLED_AFTER_FIRST_CHECKPOINT, tmp_path / "killed.py")
-    killed = subprocess.run([*TORCHRUN, str(script), *cli[2:], "--out", str(interrupted)], cwd=ROOT, env=ENV)
+    killed = subprocess.run(
+        [*TORCHRUN, str(script), *cli[2:], "--out", str(interrupted)], cwd=ROOT, env=ENV, timeout=600
+    )
     assert killed.returncode == -signal.SIGKILL  # torchrun and both processes, with no chance to clean up
     killed_at = torch.load(interrupted / "last.pt", weights_only=True)["train_state"]
     assert (killed_at["epoch"], killed_at["step"]) == (0, 100)  # the first checkpoint, mid-epoch
