@@ -47,7 +47,7 @@ def evaluations(
     run: str | Path,  # a run directory
 ) -> pd.DataFrame:  # one row per evaluation, indexed by epoch: step, train_loss, val_loss, elapsed_s, ...
     "A run's evaluation lines from the `metrics.jsonl` it writes as it trains."
-    metrics = pd.read_json(Path(run) / "metrics.jsonl", lines=True)
+    metrics = pd.read_json(Path(run) / "metrics.jsonl", lines=True, precise_float=True)  # the values as written
     return metrics[metrics.kind == "evaluation"].set_index("epoch")
 
 # %% ../nbs/09_multi30k.ipynb #35a10c84
