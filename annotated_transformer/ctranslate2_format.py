@@ -159,7 +159,7 @@ class CT2Translator(BaseTranslator):
         threads: int = 0,  # CPU threads for one translation; 0: CTranslate2's default
     ):
         config = read_description(
-            Path(path), TOKENIZATION, CT2_FORMAT, files=True
+            Path(path), TOKENIZATION, CT2_FORMAT, files=("config.json", "model.bin")
         )  # and the BPE model, for a BPE vocabulary
         search, max_len = BeamSearch(beam, alpha, allow_unk=allow_unk), config["model"]["max_len"]
         super().__init__(*saved_vocabularies(config), search=search, max_len=max_len)

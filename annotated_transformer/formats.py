@@ -10,7 +10,6 @@ __all__ = ['NATIVE', 'FORMATS', 'DESCRIPTIONS', 'export_source', 'provenance', '
 
 # %% ../nbs/10d_formats.ipynb #42fc5e6e
 import contextlib
-import json
 import os
 import shutil
 import uuid
@@ -21,10 +20,17 @@ from filelock import FileLock, Timeout
 
 from .checkpoints import flush_to_disk, read_checkpoint, snapshot_files
 from .ctranslate2_format import CTRANSLATE2
+from .data import sha256
 from .errors import InputError, MissingFileError, ModelFileError, OutputInUseError
 from .fast_decoding import MAX_ALPHA, BeamSearch
 from .interrupts import stop_requests
-from .native_format import PRETRAINED_FORMAT, save_pretrained, written_as
+from annotated_transformer.native_format import (
+    PRETRAINED_FORMAT,
+    model_file,
+    read_model_json,
+    save_pretrained,
+    written_as,
+)
 from .onnx_format import ONNX
 from .recipe import Recipe
 from .transformers_format import TRANSFORMERS
@@ -88,17 +94,30 @@ def search_words(format: str, beam: int, alpha: float, allow_unk: bool) -> str:
     return words + ("" if allow_unk else ", <unk> forbidden")
 
 
+def _unchanged(out: Path, name, digest) -> bool:
+    "Whether the file `name` in `out` is still the one its description's checksum gives (`model_file`'s checks too)."
+    try:
+        return sha256(model_file(out, name)) == digest
+    except (MissingFileError, ModelFileError):
+        return False
+
+
 def _exported_files(out: Path) -> set[str] | None:
-    "The names of the files an earlier export wrote in `out`, by its description's format and list; None: no export's."
+    "The files an earlier export wrote in `out`: its format's names, and those its description lists unchanged; None: no export's."
     for name in DESCRIPTIONS:
         try:
-            config = json.loads((out / name).read_text(encoding="utf-8"))
+            config = read_model_json(out, name)
             kind = config["format"].split("/")[0]
-            if format := next((f for f in FORMATS.values() if f.kind == kind and f.description == name), None):
-                names = {name, "README.md", *format.writes, *config.get("files", {})}
-                return {n for n in names if isinstance(n, str) and n == Path(n).name and n not in ("", ".", "..")}
-        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        except (MissingFileError, ModelFileError, KeyError, TypeError, AttributeError):
             continue
+        if format := next((f for f in FORMATS.values() if f.kind == kind and f.description == name), None):
+            listed = config.get("files") if isinstance(config.get("files"), dict) else {}
+            return {
+                name,
+                "README.md",
+                *format.writes,
+                *(f for f, digest in listed.items() if _unchanged(out, f, digest)),
+            }
     return None
 
 
@@ -189,8 +208,8 @@ def _recipe_of(path: Path) -> dict:
             return {}  # not a readable checkpoint: opening it says why
     for name in DESCRIPTIONS:
         try:
-            return json.loads((path / name).read_text(encoding="utf-8"))["about"].get("recipe") or {}
-        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+            return read_model_json(path, name)["about"].get("recipe") or {}
+        except (MissingFileError, ModelFileError, KeyError, TypeError, AttributeError):
             continue
     return {}
 

@@ -33,7 +33,7 @@ from .data import REJOINED, Tokenizer, sha256
 from .errors import InputError, ModelFileError, optional_import
 from .fast_decoding import BeamSearch, search_steps
 from .model import EncoderDecoder
-from .native_format import files_sha256, read_description, write_description
+from .native_format import checked_files, files_sha256, read_description, write_description
 from .recipe import Recipe, saved_vocabularies
 from .training import BOS, EOS, PAD, UNK
 from .translation import BaseTranslator, Format, Translator
@@ -336,16 +336,24 @@ class OnnxTranslator(BaseTranslator):
         if torch.device(device).type != "cpu":
             raise InputError(f"An ONNX directory runs on the CPU here (onnxruntime's CPU package), not on {device}.")
         path, options = Path(path), onnxruntime.SessionOptions()
-        config = read_description(path, format=ONNX_FORMAT, files=True)
-        for name, graph in config["graphs"].items():
-            if not (path / name).is_file() or sha256(path / name) != graph["sha256"]:
-                raise ModelFileError(
-                    f"{path / name} is missing or damaged (not the checksum in config.json): copy the directory again."
-                )
+        config = read_description(path, format=ONNX_FORMAT, files=("text.json",))
+        try:
+            graphs = {name: config["graphs"][name]["sha256"] for name in GRAPHS}
+        except (KeyError, TypeError):  # not listed, or not as `_write_graphs` lists them
+            raise ModelFileError(f"{path / 'config.json'} lacks its graphs' checksums: it was altered.") from None
+        checked_files(path, "config.json", graphs)
+        if type(positions := config.get("positions")) is not int or not 1 <= positions <= config["model"]["max_len"]:
+            raise ModelFileError(f"{path / 'config.json'} holds positions = {positions!r}: it was altered.")
         search = BeamSearch(beam, alpha, allow_unk=allow_unk)
-        super().__init__(*saved_vocabularies(config), search=search, max_len=config["positions"])
+        super().__init__(*saved_vocabularies(config), search=search, max_len=positions)
         options.intra_op_num_threads, self.path = threads, path
-        self.encoder, self.decoder = (onnxruntime.InferenceSession(str(path / name), options) for name in GRAPHS)
+        errors = onnxruntime.capi.onnxruntime_pybind11_state
+        try:
+            self.encoder, self.decoder = (onnxruntime.InferenceSession(str(path / name), options) for name in GRAPHS)
+        except (errors.Fail, errors.InvalidGraph, errors.InvalidProtobuf, errors.NoSuchFile) as e:  # e.g. data outside
+            raise ModelFileError(
+                f"{path} holds a graph that onnxruntime refuses ({e}): copy the directory again."
+            ) from None
 
     def decode_batch(self, ids: list[list[int]], search: BeamSearch) -> list[list[str]]:
         src = self.source_batch(ids).src.numpy()  # (batch, S)

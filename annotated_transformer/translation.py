@@ -11,6 +11,7 @@ __all__ = ['Search', 'GREEDY', 'UNSPACED', 'checked_model', 'BaseTranslator', 'T
 # %% ../nbs/08d_translation.ipynb #ba0a7f0a
 import errno
 import itertools
+import os
 import shutil
 import signal
 import sys
@@ -40,7 +41,7 @@ from annotated_transformer.errors import (
 from .fast_decoding import BeamSearch
 from .interrupts import stop_requests
 from .model import EncoderDecoder, TransformerConfig, build_model
-from .native_format import read_pretrained, save_pretrained
+from .native_format import checked_config, read_pretrained, save_pretrained
 from .recipe import default_device, saved_vocabularies
 from .training import Batch
 
@@ -56,6 +57,29 @@ def _text_kinds_hold(saved: dict) -> bool:
     )
 
 
+def _memory_bytes() -> int | None:
+    "This machine's memory; None where the operating system does not say (Windows)."
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (AttributeError, ValueError, OSError):
+        return None
+
+
+def _shapes_that_fit(path: Path, config: TransformerConfig, weights: int) -> dict[str, tuple]:
+    "The shapes of the weights `config` builds, by name, found without memory, after checking the model fits this machine."
+    if config.N > weights:  # every layer holds weights of its own: a bound on the build, before building
+        raise ModelFileError(f"{path} holds N = {config.N} layers but {weights} weights in all: it was altered.")
+    with torch.device("meta"):  # shapes without memory: an absurd configuration allocates nothing
+        model = build_model(config)
+    needed = sum(t.numel() * t.element_size() for t in (*model.parameters(), *model.buffers()))
+    if (memory := _memory_bytes()) and needed > memory:  # e.g. a positional table of max_len rows
+        raise ModelFileError(
+            f"{path} holds a model that needs {needed / 2**30:,.1f} GiB, more than this machine's "
+            f"{memory / 2**30:,.1f} GiB: its configuration was altered."
+        )
+    return {k: tuple(v.shape) for k, v in model.state_dict().items()}
+
+
 def checked_model(
     path: Path,  # where `saved` came from, for the messages
     saved: dict,  # a checkpoint's contents, from `read_checkpoint`
@@ -66,12 +90,8 @@ def checked_model(
         raise ModelFileError(f"{path} lacks {missing}: it is not a checkpoint of a translation model.")
     if not _text_kinds_hold(saved):
         raise ModelFileError(f"{path} holds languages, vocabularies or a BPE of the wrong kinds: it was altered.")
-    try:
-        config = TransformerConfig(**saved["config"])
-        with torch.device("meta"):  # shapes without memory: an absurd configuration allocates nothing
-            expected = {k: tuple(v.shape) for k, v in build_model(config).state_dict().items()}
-    except (TypeError, ValueError) as e:
-        raise ModelFileError(f"{path} holds a model configuration that is not valid: {e}") from None
+    config = checked_config(path, saved["config"])
+    expected = _shapes_that_fit(path, config, len(saved["model"]))
     found = {k: tuple(v.shape) for k, v in saved["model"].items()}
     if found != expected:
         wrong = sorted(set(found) ^ set(expected)) or [k for k in expected if found[k] != expected[k]]

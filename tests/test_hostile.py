@@ -27,6 +27,7 @@ from corpora import first_lines, write_corpus
 from faults import with_fault
 
 from annotated_transformer.cli import main
+from annotated_transformer.native_format import description_sha256
 
 pytestmark = pytest.mark.xdist_group("test_hostile")  # its module-scoped fixtures are built once, on one worker
 
@@ -436,7 +437,7 @@ def _with_heads(model_dir: Path, h: int):
         (lambda d: (d / "config.json").write_text('{"format": "something-else/9"}'), "of format 'something-else/9'"),
         (
             lambda d: (d / "model.safetensors").write_bytes((d / "model.safetensors").read_bytes()[:-64]),
-            "missing or damaged",
+            "model.safetensors is damaged",
         ),
         (lambda d: (d / "config.json").unlink(), "holds no config.json"),
         (lambda d: _with_heads(d, 4), "was changed after it was written"),
@@ -498,10 +499,10 @@ def _overwrite_middle(path: Path, size: int):
 @pytest.mark.parametrize(
     "format, damage, phrase",
     [
-        ("ctranslate2", lambda d: _overwrite_middle(d / "model.bin", 65536), "model.bin is missing or is not the file"),
-        ("ctranslate2", lambda d: os.truncate(d / "model.bin", 4096), "model.bin is missing or is not the file"),
-        ("ctranslate2", lambda d: (d / "config.json").unlink(), "config.json is missing or is not the file"),
-        ("onnx", lambda d: (d / "text.json").write_text('{"source": {}}'), "text.json is missing or is not the file"),
+        ("ctranslate2", lambda d: _overwrite_middle(d / "model.bin", 65536), "model.bin is not the file"),
+        ("ctranslate2", lambda d: os.truncate(d / "model.bin", 4096), "model.bin is not the file"),
+        ("ctranslate2", lambda d: (d / "config.json").unlink(), "config.json is missing"),
+        ("onnx", lambda d: (d / "text.json").write_text('{"source": {}}'), "text.json is not the file"),
     ],
 )
 def test_every_file_of_an_exported_directory_is_checked(run: Path, tmp_path: Path, format: str, damage, phrase: str):
@@ -796,6 +797,149 @@ def test_a_model_directory_without_vocabularies_says_so(model_dir: Path, tmp_pat
     _without(damaged, "vocabs")
     result = cli("translate", "--model", str(damaged), input=b"Ein Hund.\n", capture_output=True)
     clear_error(result, 2, "config.json lacks vocabs")
+
+
+def _resigned(directory: Path, change, name: str = "config.json"):
+    "Change a description as a download could: its checksum made to match, so that only the checks of each value stand."
+    config = json.loads((directory / name).read_text())
+    change(config)
+    config["sha256"] = description_sha256(config)
+    (directory / name).write_text(json.dumps(config))
+
+
+def _setting(key: str, value):
+    return lambda config: config["model"].__setitem__(key, value)
+
+
+@pytest.mark.parametrize(
+    "change, phrase",
+    [
+        (_setting("max_len", -1), "holds max_len = -1, which no model has"),
+        (_setting("h", 0), "holds h = 0"),
+        (_setting("src_vocab", -5), "holds src_vocab = -5"),
+        (_setting("N", True), "holds N = True"),
+        (_setting("d_k", 0), "holds d_k = 0"),
+        (_setting("dropout", float("nan")), "holds dropout = nan"),
+        (_setting("N", 10**6), "holds N = 1000000 layers but"),
+        pytest.param(
+            _setting("max_len", 10**12),
+            "GiB, more than this machine's",
+            marks=pytest.mark.skipif(not hasattr(os, "sysconf"), reason="the machine's memory from os.sysconf"),
+        ),
+        (lambda config: config.__setitem__("vocabulary", "chars"), "a vocabulary or provenance of no kind"),
+        (lambda config: config.__setitem__("tied", ["x"]), "ties weights that model.safetensors does not hold"),
+        (lambda config: config.__setitem__("files", {"../mine.txt": "0" * 64}), "'../mine.txt' that is not a plain"),
+    ],
+)
+def test_every_value_of_a_model_directory_is_checked(model_dir: Path, tmp_path: Path, change, phrase: str):
+    """A configuration changed as a download could change it, checksum and all: one line each (on 0.10.3 a negative
+    max_len or vocabulary and h = 0 were tracebacks, N = 10^6 built until killed, N = true and d_k = 0 translated)."""
+    damaged = _copy(model_dir, tmp_path)
+    _resigned(damaged, change)
+    clear_error(cli("translate", "--model", str(damaged), input=b"Ein Hund.\n", capture_output=True), 2, phrase)
+
+
+def _fifo(path: Path):
+    path.unlink()
+    os.mkfifo(path)
+
+
+def _linked_out(path: Path):
+    "`path` made a link to a copy of itself outside its directory: the same bytes, read from elsewhere."
+    outside = path.parent.parent / f"outside-{path.name}"
+    shutil.copy(path, outside)
+    path.unlink()
+    path.symlink_to(outside)
+
+
+def _overflowing_header(directory: Path):
+    "A safetensors header whose first shape overflows, with the checksums made to match."
+    weights = directory / "model.safetensors"
+    raw = weights.read_bytes()
+    size = int.from_bytes(raw[:8], "little")
+    header = json.loads(raw[8 : 8 + size])
+    header[next(k for k in header if k != "__metadata__")]["shape"] = [2**62, 2**62]
+    text = json.dumps(header).encode()
+    text += b" " * (-len(text) % 8)
+    weights.write_bytes(len(text).to_bytes(8, "little") + text + raw[8 + size :])
+    _resigned(directory, lambda config: config.__setitem__("weights_sha256", digest(weights)))
+
+
+@pytest.mark.parametrize(
+    "damage, phrase",
+    [
+        (lambda d: ((d / "config.json").unlink(), (d / "config.json").symlink_to("/dev/zero")), "a link to /dev/zero"),
+        (lambda d: _fifo(d / "config.json"), "config.json is not a regular file"),
+        (lambda d: _linked_out(d / "model.safetensors"), "outside the directory"),
+        (lambda d: (d / "config.json").write_text("[" * 100_000 + "]" * 100_000), "nests its JSON deeper"),
+        (lambda d: (d / "config.json").write_bytes(b"{" + b" " * (64 << 20)), "config.json is over 64 MB"),
+        (_overflowing_header, "model.safetensors cannot be read"),
+    ],
+)
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="named pipes and links as on Linux and macOS")
+def test_a_model_directory_is_read_only_within_itself_and_within_bounds(
+    model_dir: Path, tmp_path: Path, damage, phrase: str
+):
+    """Files that would read forever, read the user's files, or overflow: one line each, at once (on 0.10.3 a pipe
+    never ended, a link to /dev/zero ran out of memory, a link out was read, deep JSON and the header were tracebacks)."""
+    damaged = _copy(model_dir, tmp_path)
+    damage(damaged)
+    clear_error(cli("translate", "--model", str(damaged), input=b"Ein Hund.\n", capture_output=True), 2, phrase)
+
+
+def _external_data_outside(directory: Path):
+    "The encoder's weights moved to a file beside the directory that its graph names as '../weights.data'."
+    import onnx
+    from onnx.external_data_helper import convert_model_to_external_data
+
+    graph = onnx.load(directory / "encoder.onnx")
+    convert_model_to_external_data(graph, location="weights.data", size_threshold=0)  # (onnx refuses to write '..')
+    onnx.save_model(graph, directory / "encoder.onnx")
+    (directory / "weights.data").rename(directory.parent / "weights.data")
+    graph = onnx.load(directory / "encoder.onnx", load_external_data=False)
+    for entry in (e for tensor in graph.graph.initializer for e in tensor.external_data if e.key == "location"):
+        entry.value = "../weights.data"
+    onnx.save_model(graph, directory / "encoder.onnx")
+    checksum = digest(directory / "encoder.onnx")
+    _resigned(directory, lambda config: config["graphs"]["encoder.onnx"].__setitem__("sha256", checksum))
+
+
+@pytest.mark.parametrize(
+    "format, damage, phrase",
+    [
+        (
+            "ctranslate2",
+            lambda d: _resigned(d, lambda config: config["files"].pop("model.bin"), "annotated_transformer.json"),
+            "lists no checksum of model.bin",
+        ),
+        ("ctranslate2", lambda d: _linked_out(d / "README.md"), "README.md is a link to"),
+        ("onnx", _external_data_outside, "holds a graph that onnxruntime refuses"),
+        ("onnx", lambda d: _resigned(d, lambda config: config.__setitem__("positions", 10**12)), "positions = 10"),
+    ],
+)
+def test_every_format_reads_only_what_its_description_vouches_for(
+    run: Path, tmp_path: Path, format: str, damage, phrase: str
+):
+    """An unlisted weights file, a link out that the engine could follow, a graph's data outside its folder, a table
+    of a trillion positions: one line each (on 0.14.0 the first two translated, the graph was a traceback)."""
+    out = tmp_path / "model" / format
+    assert cli("export", str(run), "--out", str(out), "--format", format, capture_output=True).returncode == 0
+    damage(out)
+    clear_error(cli("translate", "--model", str(out), input=b"Ein Hund.\n", capture_output=True), 2, phrase)
+
+
+def test_export_deletes_only_the_files_an_export_wrote(run: Path, tmp_path: Path):
+    """A description that lists the user's own files (one in the folder, one beside it): an export over it deletes
+    neither (on 0.10.3 the user's mine.txt went, since it was listed)."""
+    out = tmp_path / "model"
+    assert cli("export", str(run), "--out", str(out), "--format", "ctranslate2", capture_output=True).returncode == 0
+    (out / "mine.txt").write_text("mine")
+    (tmp_path / "beside.txt").write_text("mine too")
+    listed = {"mine.txt": "0" * 64, "../beside.txt": digest(tmp_path / "beside.txt")}
+    _resigned(out, lambda config: config["files"].update(listed), "annotated_transformer.json")
+    assert cli("export", str(run), "--out", str(out), capture_output=True).returncode == 0
+    assert (out / "mine.txt").read_text() == "mine" and (tmp_path / "beside.txt").read_text() == "mine too"
+    assert not (out / "model.bin").exists()  # what the earlier export wrote went
 
 
 def test_scoring_empty_files_says_there_is_nothing_to_score(run: Path, tmp_path: Path):
