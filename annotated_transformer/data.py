@@ -62,10 +62,14 @@ class Tokenizer:
         "The tokens of `text`, without whitespace tokens."
         return [t.text for t in self.nlp.tokenizer(normalized(text)) if not t.is_space]
 
+    def tokenize_each(self, texts: Iterable[str]) -> Iterator[list[str]]:
+        "The tokens of each text as it comes, through spaCy's batched tokenizer: a corpus is never held tokenized."
+        for doc in self.nlp.tokenizer.pipe(map(normalized, texts), batch_size=1000):
+            yield [t.text for t in doc if not t.is_space]
+
     def tokenize_all(self, texts: Iterable[str]) -> list[list[str]]:
-        "The tokens of each text, in one pass through spaCy's batched tokenizer."
-        docs = self.nlp.tokenizer.pipe(map(normalized, texts), batch_size=1000)
-        return [[t.text for t in doc if not t.is_space] for doc in docs]
+        "The tokens of each text."
+        return list(self.tokenize_each(texts))
 
     def detokenize(self, tokens: Sequence[str]) -> str:
         "Text from tokens: Moses' rules, then hyphens inside words and English negations rejoined."
@@ -373,8 +377,8 @@ def encode_pairs(
     max_len: int | None = None,  # drop pairs with more tokens than this on either side, specials included
 ) -> tuple[list[list[int]], list[list[int]], int]:  # source ids, target ids, number of pairs dropped
     "Token ids of the pairs: source `x </s>`, target `<s> y </s>`."
-    src = [src_vocab.encode(t) + [EOS] for t in src_tok.tokenize_all(s for s, _ in pairs)]
-    tgt = [[BOS, *tgt_vocab.encode(t), EOS] for t in tgt_tok.tokenize_all(t for _, t in pairs)]
+    src = [src_vocab.encode(t) + [EOS] for t in src_tok.tokenize_each(s for s, _ in pairs)]
+    tgt = [[BOS, *tgt_vocab.encode(t), EOS] for t in tgt_tok.tokenize_each(t for _, t in pairs)]
     if max_len is None:
         return src, tgt, 0
     keep = [i for i in range(len(src)) if len(src[i]) <= max_len and len(tgt[i]) <= max_len]
@@ -424,8 +428,13 @@ class BPETokenizer:
     def __call__(self, text: str) -> list[str]:
         return self.sp.encode(normalized(text), out_type=str)
 
+    def tokenize_each(self, texts: Iterable[str]) -> Iterator[list[str]]:
+        texts = iter(texts)
+        while chunk := list(itertools.islice(texts, 10_000)):  # sentencepiece's batched call, a chunk at a time
+            yield from self.sp.encode(list(map(normalized, chunk)), out_type=str)
+
     def tokenize_all(self, texts: Iterable[str]) -> list[list[str]]:
-        return self.sp.encode(list(map(normalized, texts)), out_type=str)
+        return list(self.tokenize_each(texts))
 
     def detokenize(self, tokens: Sequence[str]) -> str:
         return self.sp.decode_pieces(list(tokens))
