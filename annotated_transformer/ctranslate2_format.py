@@ -14,9 +14,9 @@ from pathlib import Path
 import torch
 from torch import nn
 
-from .errors import InputError, optional_import
+from .errors import InputError, ModelFileError, optional_import
 from .fast_decoding import BeamSearch
-from .native_format import files_sha256, read_description, write_description
+from .native_format import UNLOADED, files_sha256, read_description, write_description
 from .recipe import saved_vocabularies
 from .training import SPECIALS
 from .translation import BaseTranslator, Format, Translator
@@ -164,9 +164,12 @@ class CT2Translator(BaseTranslator):
         search, max_len = BeamSearch(beam, alpha, allow_unk=allow_unk), config["model"]["max_len"]
         super().__init__(*saved_vocabularies(config), search=search, max_len=max_len)
         device, self.path = torch.device(device), Path(path)
-        self.engine = _ctranslate2().Translator(
-            str(path), device=device.type, device_index=device.index or 0, intra_threads=threads
-        )
+        try:
+            self.engine = _ctranslate2().Translator(
+                str(path), device=device.type, device_index=device.index or 0, intra_threads=threads
+            )
+        except RuntimeError as e:  # a file gone since it was checked (an export rewriting the directory), or no GPU
+            raise ModelFileError(f"CTranslate2 could not load {path} ({e}): {UNLOADED}") from None
 
     def decode_batch(self, ids: list[list[int]], search: BeamSearch) -> list[list[str]]:
         source = [[self.src_vocab.itos[i] for i in s[:-1]] for s in ids]  # CTranslate2 adds the </s>

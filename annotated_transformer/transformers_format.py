@@ -19,7 +19,13 @@ from .data import BPETokenizer
 from .errors import InputError, ModelFileError, optional_import
 from .fast_decoding import BeamSearch
 from .model import EncoderDecoder, TransformerConfig
-from .native_format import files_sha256, read_description, read_model_json, write_description
+from annotated_transformer.native_format import (
+    UNLOADED,
+    files_sha256,
+    read_description,
+    read_model_json,
+    write_description,
+)
 from .recipe import saved_vocabularies
 from .training import BOS, EOS, PAD, SPECIALS, UNK
 from .translation import GREEDY, BaseTranslator, Format, Translator
@@ -248,7 +254,10 @@ class TransformersTranslator(BaseTranslator):
         )
         super().__init__(*saved_vocabularies(config), search=search, max_len=config["model"]["max_len"])
         self.path, self.device = path, torch.device(device)
-        self.model = _transformers().AutoModelForSeq2SeqLM.from_pretrained(path).to(self.device).eval()
+        try:
+            self.model = _transformers().AutoModelForSeq2SeqLM.from_pretrained(path).to(self.device).eval()
+        except OSError as e:  # a file gone since it was checked: an export rewriting the directory
+            raise ModelFileError(f"transformers could not load {path} ({e}): {UNLOADED}") from None
         self.model.generation_config = generation_config(GREEDY, max_length=None)  # each call gives its whole search
 
     def decode_batch(self, ids: list[list[int]], search: BeamSearch) -> list[list[str]]:

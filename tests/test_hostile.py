@@ -26,6 +26,7 @@ import torch
 from corpora import first_lines, write_corpus
 from faults import with_fault
 
+from annotated_transformer import ctranslate2_format
 from annotated_transformer.cli import main
 from annotated_transformer.native_format import description_sha256
 
@@ -926,6 +927,24 @@ def test_every_format_reads_only_what_its_description_vouches_for(
     assert cli("export", str(run), "--out", str(out), "--format", format, capture_output=True).returncode == 0
     damage(out)
     clear_error(cli("translate", "--model", str(out), input=b"Ein Hund.\n", capture_output=True), 2, phrase)
+
+
+def test_a_directory_rewritten_while_it_opens_is_one_line(run: Path, tmp_path: Path, monkeypatch):
+    """An export replaces a CTranslate2 directory between the checks of its files and CTranslate2's load (found by
+    translating in a loop while two formats were exported into one directory, 1 time in 14): one line that says to run
+    again, where it was a RuntimeError's traceback."""
+    out = tmp_path / "model"
+    assert cli("export", str(run), "--out", str(out), "--format", "ctranslate2", capture_output=True).returncode == 0
+    checked = ctranslate2_format.read_description
+
+    def then_rewritten(*args, **kwargs):
+        description = checked(*args, **kwargs)
+        (out / "model.bin").unlink()  # as the next export's move deletes it
+        return description
+
+    monkeypatch.setattr(ctranslate2_format, "read_description", then_rewritten)
+    result = cli("translate", "--model", str(out), input=b"Ein Hund.\n", capture_output=True, text=True)
+    clear_error(result, 2, "CTranslate2 could not load", "run again once it ends")
 
 
 def test_export_deletes_only_the_files_an_export_wrote(run: Path, tmp_path: Path):
