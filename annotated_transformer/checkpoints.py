@@ -6,8 +6,8 @@ Docs: https://annotated-transformer.github.io/annotated-transformer/checkpoints.
 
 # %% auto #0
 __all__ = ['TRAINING_STATE', 'CHECKSUMS', 'SNAPSHOT_KINDS', 'Checkpoint', 'rng_states', 'set_rng_states', 'tensors_sha256',
-           'flush_to_disk', 'write_atomically', 'write_checkpoint', 'save_checkpoint', 'read_checkpoint',
-           'load_checkpoint', 'Checkpoints', 'snapshot_files', 'save_weights', 'average_state_dicts',
+           'flush_to_disk', 'write_atomically', 'write_checkpoint', 'lock_or_refuse', 'save_checkpoint',
+           'read_checkpoint', 'load_checkpoint', 'Checkpoints', 'snapshot_files', 'save_weights', 'average_state_dicts',
            'last_checkpoints', 'average_checkpoints', 'check_average_out']
 
 # %% ../nbs/05b_checkpoints.ipynb #f324d6cc
@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import TypedDict
 
 import torch
+from filelock import FileLock, Timeout
 from torch import Tensor, nn
 
 from annotated_transformer.errors import (
@@ -31,6 +32,7 @@ from annotated_transformer.errors import (
     InputError,
     MissingFileError,
     ModelFileError,
+    OutputInUseError,
     WriteError,
 )
 from .model import EncoderDecoder
@@ -162,6 +164,19 @@ def write_checkpoint(
             torch.save({**contents, "contents_sha256": checksum}, f)
 
     write_atomically(path, save)
+
+# %% ../nbs/05b_checkpoints.ipynb #dca7af6c
+def lock_or_refuse(
+    path: Path,  # the lock file
+    busy: Callable[[], str],  # the message where another process holds it, made only then
+) -> FileLock:  # held: release it when done
+    "The operating system's lock on `path`, taken at once, freed when the process ends however it ends; held elsewhere: `OutputInUseError`."
+    lock = FileLock(path)
+    try:
+        lock.acquire(blocking=False)
+    except Timeout:
+        raise OutputInUseError(busy()) from None
+    return lock
 
 # %% ../nbs/05b_checkpoints.ipynb #08cdabb1
 def save_checkpoint(

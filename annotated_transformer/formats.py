@@ -16,12 +16,11 @@ import uuid
 from pathlib import Path
 
 import torch
-from filelock import FileLock, Timeout
 
-from .checkpoints import flush_to_disk, read_checkpoint, snapshot_files
+from .checkpoints import flush_to_disk, lock_or_refuse, read_checkpoint, snapshot_files
 from .ctranslate2_format import CTRANSLATE2
 from .data import sha256
-from .errors import InputError, MissingFileError, ModelFileError, OutputInUseError
+from .errors import InputError, MissingFileError, ModelFileError
 from .fast_decoding import MAX_ALPHA, BeamSearch
 from .interrupts import stop_requests
 from annotated_transformer.native_format import (
@@ -150,13 +149,10 @@ def _move_export(new: Path, out: Path):
 @contextlib.contextmanager
 def one_export_at_a_time(out: Path):
     "Hold `out` for one export: another export into it meanwhile is refused (the operating system's lock, freed with the process)."
-    lock = FileLock(out.absolute().parent / f".{out.name}.export.lock")
-    try:
-        lock.acquire(blocking=False)
-    except Timeout:
-        raise OutputInUseError(
-            f"Another export is writing {out} now: wait for it to end, or choose another --out."
-        ) from None
+    lock = lock_or_refuse(
+        out.absolute().parent / f".{out.name}.export.lock",
+        lambda: f"Another export is writing {out} now: wait for it to end, or choose another --out.",
+    )
     try:
         yield
     finally:  # no file left beside the user's: deleted while held, so that another export that opened it fails

@@ -22,13 +22,13 @@ from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 
 import torch
-from filelock import FileLock, Timeout
 
 from .batches import batch_loader, epoch_batches
 from annotated_transformer.checkpoints import (
     SNAPSHOT_KINDS,
     Checkpoints,
     load_checkpoint,
+    lock_or_refuse,
     read_checkpoint,
     save_weights,
     snapshot_files,
@@ -174,13 +174,12 @@ def hold_run_dir(out: Path):
     "Reserve `out` for this run while it trains: an exclusive lock on `out/.lock`, released when the run or its process ends."
     new = not out.exists()
     out.mkdir(parents=True, exist_ok=True)
-    lock = FileLock(out / ".lock")  # the operating system's lock, released when the process ends however it ends
-    try:
-        lock.acquire(blocking=False)
-    except Timeout:
-        raise OutputInUseError(
+    lock = lock_or_refuse(
+        out / ".lock",
+        lambda: (
             f"Another training run (process {_holder(out)}) is using {out} now. Wait for it to end, or choose another --out."
-        ) from None
+        ),
+    )
     try:
         for stale in [p for p in out.glob(".*.tmp") if p.is_file()]:  # what a crash cut short (`write_atomically`)
             stale.unlink(missing_ok=True)  # no write of this run's is running

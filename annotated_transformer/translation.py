@@ -65,19 +65,22 @@ def _memory_bytes() -> int | None:
         return None
 
 
-def _shapes_that_fit(path: Path, config: TransformerConfig, weights: int) -> dict[str, tuple]:
-    "The shapes of the weights `config` builds, by name, found without memory, after checking the model fits this machine."
+def _meta_model(path: Path, config: TransformerConfig, weights: int) -> EncoderDecoder:
+    "The model `config` describes, built on PyTorch's meta device (shapes without memory), with at most a layer a weight."
     if config.N > weights:  # every layer holds weights of its own: a bound on the build, before building
         raise ModelFileError(f"{path} holds N = {config.N} layers but {weights} weights in all: it was altered.")
-    with torch.device("meta"):  # shapes without memory: an absurd configuration allocates nothing
-        model = build_model(config)
+    with torch.device("meta"):  # an absurd configuration allocates nothing
+        return build_model(config)
+
+
+def _check_memory(path: Path, model: EncoderDecoder):
+    "Refuse a model that would need more memory than this machine has: its weights and tables (max_len rows of positions)."
     needed = sum(t.numel() * t.element_size() for t in (*model.parameters(), *model.buffers()))
-    if (memory := _memory_bytes()) and needed > memory:  # e.g. a positional table of max_len rows
+    if (memory := _memory_bytes()) and needed > memory:
         raise ModelFileError(
             f"{path} holds a model that needs {needed / 2**30:,.1f} GiB, more than this machine's "
             f"{memory / 2**30:,.1f} GiB: its configuration was altered."
         )
-    return {k: tuple(v.shape) for k, v in model.state_dict().items()}
 
 
 def checked_model(
@@ -91,7 +94,8 @@ def checked_model(
     if not _text_kinds_hold(saved):
         raise ModelFileError(f"{path} holds languages, vocabularies or a BPE of the wrong kinds: it was altered.")
     config = checked_config(path, saved["config"])
-    expected = _shapes_that_fit(path, config, len(saved["model"]))
+    meta = _meta_model(path, config, len(saved["model"]))
+    expected = {k: tuple(v.shape) for k, v in meta.state_dict().items()}
     found = {k: tuple(v.shape) for k, v in saved["model"].items()}
     if found != expected:
         wrong = sorted(set(found) ^ set(expected)) or [k for k in expected if found[k] != expected[k]]
@@ -104,6 +108,7 @@ def checked_model(
             f"{path} holds vocabularies of {sizes['src']} and {sizes['tgt']} tokens for a model of "
             f"{config.src_vocab} and {config.tgt_vocab}: it was altered."
         )
+    _check_memory(path, meta)
     model = build_model(config)
     model.load_state_dict(saved["model"])
     return model
