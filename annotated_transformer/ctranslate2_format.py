@@ -16,8 +16,13 @@ from torch import nn
 
 from .errors import InputError, ModelFileError, optional_import
 from .fast_decoding import BeamSearch
-from .native_format import UNLOADED, files_sha256, read_description, write_description
-from .recipe import saved_vocabularies
+from annotated_transformer.native_format import (
+    RELOAD_ADVICE,
+    checked_vocabularies,
+    files_sha256,
+    read_description,
+    write_description,
+)
 from .training import SPECIALS
 from .translation import BaseTranslator, Format, Translator
 
@@ -162,14 +167,16 @@ class CT2Translator(BaseTranslator):
             Path(path), TOKENIZATION, CT2_FORMAT, files=("config.json", "model.bin")
         )  # and the BPE model, for a BPE vocabulary
         search, max_len = BeamSearch(beam, alpha, allow_unk=allow_unk), config["model"]["max_len"]
-        super().__init__(*saved_vocabularies(config), search=search, max_len=max_len)
-        device, self.path = torch.device(device), Path(path)
+        super().__init__(*checked_vocabularies(path, config), search=search, max_len=max_len)
+        device, self.path, ct2 = torch.device(device), Path(path), _ctranslate2()
+        if device.type == "cuda" and not ct2.get_cuda_device_count():
+            raise InputError(f"CTranslate2 sees no CUDA GPU here (--device {device}): use --device cpu.")
         try:
-            self.engine = _ctranslate2().Translator(
+            self.engine = ct2.Translator(
                 str(path), device=device.type, device_index=device.index or 0, intra_threads=threads
             )
-        except RuntimeError as e:  # a file gone since it was checked (an export rewriting the directory), or no GPU
-            raise ModelFileError(f"CTranslate2 could not load {path} ({e}): {UNLOADED}") from None
+        except RuntimeError as e:  # a file gone since it was checked: an export rewriting the directory
+            raise ModelFileError(f"CTranslate2 could not load {path} ({e}): {RELOAD_ADVICE}") from None
 
     def decode_batch(self, ids: list[list[int]], search: BeamSearch) -> list[list[str]]:
         source = [[self.src_vocab.itos[i] for i in s[:-1]] for s in ids]  # CTranslate2 adds the </s>

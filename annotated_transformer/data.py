@@ -429,6 +429,7 @@ class BPETokenizer:
         return self.sp.encode(normalized(text), out_type=str)
 
     def tokenize_each(self, texts: Iterable[str]) -> Iterator[list[str]]:
+        "The pieces of each text as it comes, sentencepiece's batched call a chunk at a time."
         texts = iter(texts)
         while chunk := list(itertools.islice(texts, 10_000)):  # sentencepiece's batched call, a chunk at a time
             yield from self.sp.encode(list(map(normalized, chunk)), out_type=str)

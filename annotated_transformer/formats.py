@@ -196,18 +196,21 @@ def export(
 
 # %% ../nbs/10d_formats.ipynb #c19f972d
 def _recipe_of(path: Path) -> dict:
-    "The recipe a checkpoint or a model directory of any format records; {} where it records none."
+    "The recipe a checkpoint or a model directory of any format records; {} where it records none (or not as an object)."
+    recipe = None
     if not path.is_dir():
         try:
-            return read_checkpoint(path, mmap=True).get("recipe") or {}
+            recipe = read_checkpoint(path, mmap=True).get("recipe")
         except (OSError, ValueError, RuntimeError):
-            return {}  # not a readable checkpoint: opening it says why
-    for name in DESCRIPTIONS:
-        try:
-            return read_model_json(path, name)["about"].get("recipe") or {}
-        except (MissingFileError, ModelFileError, KeyError, TypeError, AttributeError):
-            continue
-    return {}
+            pass  # not a readable checkpoint: opening it says why
+    else:
+        for name in DESCRIPTIONS:
+            try:
+                recipe = read_model_json(path, name)["about"].get("recipe")
+                break
+            except (MissingFileError, ModelFileError, KeyError, TypeError, AttributeError):
+                continue
+    return recipe if isinstance(recipe, dict) else {}  # one of another kind gives no α: the paper's, then
 
 
 def format_of(

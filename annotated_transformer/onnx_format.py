@@ -33,8 +33,15 @@ from .data import REJOINED, Tokenizer, sha256
 from .errors import InputError, ModelFileError, optional_import
 from .fast_decoding import BeamSearch, search_steps
 from .model import EncoderDecoder
-from .native_format import checked_files, files_sha256, read_description, write_description
-from .recipe import Recipe, saved_vocabularies
+from annotated_transformer.native_format import (
+    RELOAD_ADVICE,
+    checked_files,
+    checked_vocabularies,
+    files_sha256,
+    read_description,
+    write_description,
+)
+from .recipe import Recipe
 from .training import BOS, EOS, PAD, UNK
 from .translation import BaseTranslator, Format, Translator
 
@@ -345,15 +352,14 @@ class OnnxTranslator(BaseTranslator):
         if type(positions := config.get("positions")) is not int or not 1 <= positions <= config["model"]["max_len"]:
             raise ModelFileError(f"{path / 'config.json'} holds positions = {positions!r}: it was altered.")
         search = BeamSearch(beam, alpha, allow_unk=allow_unk)
-        super().__init__(*saved_vocabularies(config), search=search, max_len=positions)
+        super().__init__(*checked_vocabularies(path, config), search=search, max_len=positions)
         options.intra_op_num_threads, self.path = threads, path
-        errors = onnxruntime.capi.onnxruntime_pybind11_state
+        state = vars(onnxruntime.capi.onnxruntime_pybind11_state)  # where onnxruntime's errors are defined
+        refusals = tuple(e for e in state.values() if isinstance(e, type) and issubclass(e, Exception))
         try:
             self.encoder, self.decoder = (onnxruntime.InferenceSession(str(path / name), options) for name in GRAPHS)
-        except (errors.Fail, errors.InvalidGraph, errors.InvalidProtobuf, errors.NoSuchFile) as e:  # e.g. data outside
-            raise ModelFileError(
-                f"{path} holds a graph that onnxruntime refuses ({e}): copy the directory again."
-            ) from None
+        except refusals as e:  # e.g. weights outside the folder, an operator it lacks, a file an export deleted
+            raise ModelFileError(f"{path} holds a graph that onnxruntime refuses ({e}): {RELOAD_ADVICE}") from None
 
     def decode_batch(self, ids: list[list[int]], search: BeamSearch) -> list[list[str]]:
         src = self.source_batch(ids).src.numpy()  # (batch, S)

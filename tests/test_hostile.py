@@ -822,6 +822,7 @@ def _setting(key: str, value):
         (_setting("d_k", 0), "holds d_k = 0"),
         (_setting("dropout", float("nan")), "holds dropout = nan"),
         (_setting("N", 10**6), "holds N = 1000000 layers but"),
+        (_setting("src_vocab", 2**62), "holds a model too large to build"),
         pytest.param(
             _setting("max_len", 10**12),
             "GiB, more than this machine's",
@@ -870,11 +871,12 @@ def _overflowing_header(directory: Path):
     "damage, phrase",
     [
         (lambda d: ((d / "config.json").unlink(), (d / "config.json").symlink_to("/dev/zero")), "a link to /dev/zero"),
-        (lambda d: _fifo(d / "config.json"), "config.json is not a regular file"),
+        (lambda d: _fifo(d / "config.json"), "config.json is neither a file nor a folder"),
         (lambda d: _linked_out(d / "model.safetensors"), "outside the directory"),
         (lambda d: (d / "config.json").write_text("[" * 100_000 + "]" * 100_000), "nests its JSON deeper"),
         (lambda d: (d / "config.json").write_bytes(b"{" + b" " * (64 << 20)), "config.json is over 64 MB"),
         (_overflowing_header, "model.safetensors cannot be read"),
+        (lambda d: (d / "loop").symlink_to("loop"), "loop is a link that leads back to itself"),
     ],
 )
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="named pipes and links as on Linux and macOS")
@@ -914,6 +916,11 @@ def _external_data_outside(directory: Path):
             "lists no checksum of model.bin",
         ),
         ("ctranslate2", lambda d: _linked_out(d / "README.md"), "README.md is a link to"),
+        (
+            "ctranslate2",
+            lambda d: _resigned(d, lambda config: config.__setitem__("langs", ["de"]), "annotated_transformer.json"),
+            "languages or vocabularies of the wrong kinds",
+        ),
         ("onnx", _external_data_outside, "holds a graph that onnxruntime refuses"),
         ("onnx", lambda d: _resigned(d, lambda config: config.__setitem__("positions", 10**12)), "positions = 10"),
     ],
