@@ -44,6 +44,7 @@ import site_model  # noqa: E402  (tools/site_model.py: the site's translator)
 
 ARTIFACTS = ROOT / "tests" / "artifacts" / "website"
 DESKTOP, PHONE = {"width": 1400, "height": 1000}, {"width": 390, "height": 844}
+SETTLE_MS = 120_000  # the longest a page may take to load, on a runner whose other worker is busy
 MAX_PAGE_BYTES = 1_500_000  # what a page loads, as a web server sends it (compressed, as GitHub Pages does)
 CHROMIUM_FLAGS = [
     "--headless",
@@ -170,8 +171,16 @@ def _open(browser, url: str, problems: list[str], loaded: list[str] | None = Non
     page.on("pageerror", lambda err: problems.append(f"page error: {err}"))
     page.on("requestfailed", lambda req: problems.append(f"request failed: {req.url}"))
     page.on("response", lambda resp: resp.status >= 400 and problems.append(f"HTTP {resp.status}: {resp.url}"))
-    page.goto(url, wait_until="load")
-    page.wait_for_load_state("networkidle")
+    pending = set()
+    page.on("request", lambda req: pending.add(req.url))
+    for settled in ("requestfinished", "requestfailed"):
+        page.on(settled, lambda req: pending.discard(req.url))
+    page.goto(url, wait_until="load", timeout=SETTLE_MS)
+    try:
+        page.wait_for_load_state("networkidle", timeout=SETTLE_MS)
+    except PlaywrightTimeout:
+        page.close()
+        raise AssertionError(f"{url} still loading after {SETTLE_MS / 1000:.0f} s: {sorted(pending)}") from None
     return page
 
 
