@@ -14,6 +14,7 @@ from pathlib import Path
 import torch
 from torch import nn
 
+from .decoding import length_penalty
 from .errors import InputError, ModelFileError, optional_import
 from .fast_decoding import BeamSearch
 from annotated_transformer.native_format import (
@@ -108,8 +109,8 @@ pip install "annotated-transformer[ctranslate2]"
 annotated-transformer translate --model DIR < sentences.txt      # beam 4, the α its recipe chose
 ```
 
-CTranslate2's beam search divides a hypothesis's log-probability by length^α, where §6.1 divides by ((5 + length) / 6)^α,
-so its beam may choose other translations than this project's at the same α.
+`CT2Translator` ranks CTranslate2's finished hypotheses by §6.1's length penalty, ((5 + length) / 6)^α, as this
+project's beam search does; CTranslate2's own `length_penalty` divides by length^α, for which the recipe's α is too high.
 
 ```python
 from annotated_transformer.ctranslate2_format import CT2Translator
@@ -158,7 +159,7 @@ class CT2Translator(BaseTranslator):
         path: str | Path,  # the directory
         *,
         beam: int = 4,
-        alpha: float = 0.6,  # CTranslate2's length penalty: log-probability / length ** alpha
+        alpha: float = 0.6,  # §6.1's length penalty α, as `BeamSearch` takes it
         allow_unk: bool = True,  # False: never output <unk> (CTranslate2's disable_unk), as `BeamSearch`
         device: torch.device | str = "cpu",  # e.g. "cuda:1"
         threads: int = 0,  # CPU threads for one translation; 0: CTranslate2's default
@@ -183,11 +184,19 @@ class CT2Translator(BaseTranslator):
         results = self.engine.translate_batch(
             source,
             beam_size=search.beam,
-            length_penalty=search.alpha,
+            num_hypotheses=search.beam,  # its k finished hypotheses, each with its log-probability, </s>'s included
+            length_penalty=0,
+            return_scores=True,
             max_decoding_length=len(ids[0]) + search.max_extra - 1,  # one length a batch; ours counts the </s>
             disable_unk=not search.allow_unk,
         )
-        return [[t for t in result.hypotheses[0] if t not in DROPPED] for result in results]
+        return [[t for t in _best(result, search.alpha) if t not in DROPPED] for result in results]
+
+
+def _best(result, alpha: float) -> list[str]:  # result: a ctranslate2.TranslationResult
+    "The hypothesis with the best s(Y, X) = log P(Y | X) / lp(Y), §6.1's length penalty, its |Y| counting the </s>."
+    ranked = zip(result.scores, result.hypotheses)
+    return max(ranked, key=lambda sh: sh[0] / length_penalty(len(sh[1]) + 1, alpha))[1]
 
 # %% ../nbs/10a_export.ipynb #d40b5342
 CTRANSLATE2 = Format(
@@ -201,5 +210,4 @@ CTRANSLATE2 = Format(
         path, device=device or "cpu", beam=search.beam, alpha=search.alpha, allow_unk=search.allow_unk
     ),
     quantizations=QUANTIZATIONS,
-    beam_note="CTranslate2's length penalty: log P / length^α, not §6.1's",
 )

@@ -378,8 +378,8 @@ ONNX = Format(
     writes=("encoder.onnx", "decoder.onnx", "text.json"),
     marker="encoder.onnx",
     write=export_onnx,
-    open=lambda path, device, search: OnnxTranslator(  # onnxruntime's CPU package, whatever the device
-        path, beam=search.beam, alpha=search.alpha, allow_unk=search.allow_unk
+    open=lambda path, device, search: OnnxTranslator(  # onnxruntime's CPU package: another device is refused
+        path, device=device or "cpu", beam=search.beam, alpha=search.alpha, allow_unk=search.allow_unk
     ),
     quantizations=ONNX_QUANTIZATIONS,
     beam=1,
