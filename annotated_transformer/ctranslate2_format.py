@@ -184,7 +184,7 @@ class CT2Translator(BaseTranslator):
         results = self.engine.translate_batch(
             source,
             beam_size=search.beam,
-            num_hypotheses=search.beam,  # its k finished hypotheses, each with its log-probability, </s>'s included
+            num_hypotheses=search.beam,  # its k finished hypotheses, each with its log-probability (</s>'s included)
             length_penalty=0,
             return_scores=True,
             max_decoding_length=len(ids[0]) + search.max_extra - 1,  # one length a batch; ours counts the </s>
@@ -194,7 +194,7 @@ class CT2Translator(BaseTranslator):
 
 
 def _best(result, alpha: float) -> list[str]:  # result: a ctranslate2.TranslationResult
-    "The hypothesis with the best s(Y, X) = log P(Y | X) / lp(Y), §6.1's length penalty, its |Y| counting the </s>."
+    "The hypothesis with the best s(Y, X) = log P(Y | X) / lp(Y), §6.1's penalty, |Y| counting a </s> (ours forces one at the limit)."
     ranked = zip(result.scores, result.hypotheses)
     return max(ranked, key=lambda sh: sh[0] / length_penalty(len(sh[1]) + 1, alpha))[1]
 

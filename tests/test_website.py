@@ -175,8 +175,8 @@ def _open(browser, url: str, problems: list[str], loaded: list[str] | None = Non
     page.on("request", lambda req: pending.add(req.url))
     for settled in ("requestfinished", "requestfailed"):
         page.on(settled, lambda req: pending.discard(req.url))
-    page.goto(url, wait_until="load", timeout=SETTLE_MS)
     try:
+        page.goto(url, wait_until="load", timeout=SETTLE_MS)
         page.wait_for_load_state("networkidle", timeout=SETTLE_MS)
     except PlaywrightTimeout:
         page.close()
