@@ -110,7 +110,7 @@ annotated-transformer translate --model DIR < sentences.txt      # beam 4, the �
 ```
 
 `CT2Translator` ranks CTranslate2's finished hypotheses by §6.1's length penalty, ((5 + length) / 6)^α, as this
-project's beam search does; CTranslate2's own `length_penalty` divides by length^α, for which the recipe's α is too high.
+project's beam search does, so the recipe's α holds; CTranslate2's own `length_penalty` (length^α) is another penalty.
 
 ```python
 from annotated_transformer.ctranslate2_format import CT2Translator
