@@ -56,6 +56,7 @@ class Checkpoint(TypedDict, total=False):
     vocabs: dict  # {"src": [...], "tgt": [...]}: the vocabularies' tokens, in id order
     langs: dict  # {"src": "de", "tgt": "en"}
     bpe: bytes  # the sentencepiece model, for a shared BPE vocabulary
+    search: dict  # the search its model translates with by default, as generation_config.json stores it
     step: int  # a snapshot's: the update it was taken after
     averaged: list[str]  # an average's: the files it is the mean of
     contents_sha256: str  # on disk only: the checksum of everything above, checked by `read_checkpoint`

@@ -35,11 +35,17 @@ from .cpu import keep_freed_memory
 from .data import MULTI30K_SPLITS, check_split
 from .distributed import distributed
 from .errors import InputError, memory_advice, report_errors
-from .fast_decoding import BeamSearch
+from .fast_decoding import PAPER_PENALTY, changed_search
 from .interrupts import terminate_as_interrupt
 from .recipe import PRECISIONS, SCHEDULES, VOCABULARIES, Recipe, named_device, saved_recipe
 from .trainer import lines_shown
-from .translation import BaseTranslator, Translator, best_average, evaluate_pairs, translate_stream
+from annotated_transformer.translation import (
+    BaseTranslator,
+    Translator,
+    best_average,
+    evaluate_pairs,
+    translate_stream,
+)
 
 # %% ../nbs/14_cli.ipynb #0f76d09c
 def _add_recipe_options(parser: argparse.ArgumentParser, corpus: Corpus):
@@ -129,21 +135,29 @@ def _model_command(commands, name: str, help: str, description: str) -> argparse
     model = command.add_argument_group("the model and its search")
     model.add_argument("--model", "--checkpoint", dest="model", type=Path, required=True, help=MODEL_HELP)
     _add_device_option(model)
-    _add_search_options(model, "4")
+    _add_search_options(model)
     return command
 
 
-def _add_search_options(group: argparse._ActionsContainer, beam: str):
-    "--beam (default: `beam`, in words), --alpha and --no-unk: the search (§6.1)."
-    group.add_argument("--beam", type=int, help=f"beam size; 1 is greedy decoding (default: {beam})")
-    group.add_argument("--alpha", type=float, help="length penalty α (default: the model's own, else 0.6)")
-    group.add_argument("--no-unk", action="store_true", help="never output <unk>: the vocabulary's best word instead")
+def _add_search_options(group: argparse._ActionsContainer):
+    "--beam, --alpha and --no-unk: the search (§6.1), each by default the model's own."
+    group.add_argument("--beam", type=int, help="beam size; 1 is greedy decoding (default: the model's own, 4)")
+    group.add_argument("--alpha", type=float, help="length penalty α (default: the model's own, its recipe's)")
+    group.add_argument(
+        "--unk",
+        action=argparse.BooleanOptionalAction,
+        help="--no-unk: never output <unk>, the vocabulary's best word instead; --unk: allow it (default: the model's own)",
+    )
 
 
 def _open_model(args: argparse.Namespace, device: torch.device | None) -> BaseTranslator:
-    "The translator of --model, searching as --beam, --alpha and --no-unk say."
-    beam = 4 if args.beam is None else args.beam
-    return formats.open_translator(args.model, device=device, beam=beam, alpha=args.alpha, allow_unk=not args.no_unk)
+    "The translator of --model, searching as it stores, or as --beam, --alpha and --no-unk say."
+    return formats.open_translator(args.model, device=device, **_search_settings(args))
+
+
+def _search_settings(args: argparse.Namespace) -> dict:  # beam, alpha, allow_unk: None keeps the model's own
+    "The search's settings the command line gives, as every opener takes them."
+    return dict(beam=args.beam, alpha=args.alpha, allow_unk=args.unk)  # None where neither --unk nor --no-unk
 
 # %% ../nbs/14_cli.ipynb #869ac155
 def _add_train(commands):
@@ -242,7 +256,7 @@ def _add_average(commands):
     p.add_argument("--out", type=Path, help="the checkpoint to write (default: best.pt or average_K.pt in the run)")
     _add_device_option(p)
     _add_test_set_options(p, "the corpus to choose on", split="the validation set: val, or newstest2013")
-    _add_search_options(p.add_argument_group("without --last, the search to choose with"), "4")
+    _add_search_options(p.add_argument_group("without --last, the search to choose with"))
 
 
 def _add_export(commands):
@@ -273,7 +287,7 @@ def _add_export(commands):
         "--score", action="store_true", help="score it on --corpus's test set with its own search, for the README"
     )
     _add_test_set_options(p, "with --score, the corpus to score on")
-    _add_search_options(p.add_argument_group("with --score, the search"), "4; 1 for onnx")
+    _add_search_options(p.add_argument_group("the search the directory stores, and --score scores"))
 
 # %% ../nbs/14_cli.ipynb #fea5ac2e
 def _average(args: argparse.Namespace, device: torch.device | None):
@@ -297,12 +311,11 @@ def _choose_average(args: argparse.Namespace, run_dir: Path, out: Path, device: 
     if args.split not in (None, "val"):
         raise InputError(f"average chooses on validation (--split val), not on {args.split}: that must stay a test.")
     check_average_out(out, [run_dir / "last.pt", *snapshot_files(run_dir)])
-    alpha = formats.model_alpha(formats.export_source(run_dir)) if args.alpha is None else args.alpha
-    search = BeamSearch(4 if args.beam is None else args.beam, alpha, allow_unk=not args.no_unk)
+    search = changed_search(formats.model_search(formats.export_source(run_dir)), **_search_settings(args))
     score = lambda translator: _score(args, lambda: translator, split="val")[0]["sacrebleu"]
     saved, table = best_average(run_dir, score, device=device, search=search)
     write_checkpoint(out, saved)
-    chosen, words = table.score.idxmax(), formats.search_words("native", search.beam, alpha, search.allow_unk)
+    chosen, words = table.score.idxmax(), formats.search_words(search)
     print(f"sacreBLEU on {args.source or 'val'} ({words}):\n{table.round(2).to_string()}")
     print(f"chose {chosen}: written to {out}; translate with: annotated-transformer translate --model {out}")
 
@@ -399,26 +412,25 @@ def _evaluate(args: argparse.Namespace, device: torch.device | None):
 
 # %% ../nbs/14_cli.ipynb #d691e0a1
 def _export(args: argparse.Namespace, device: torch.device | None):
-    "Write the model of a checkpoint or run as --format says; with --score, score the written directory with its own search."
-    path = formats.export_source(args.run)
-    beam = formats.FORMATS[args.format].beam if args.beam is None else args.beam
-    alpha = formats.model_alpha(path) if args.alpha is None else args.alpha
-    translator = Translator.from_checkpoint(path, device=device, search=BeamSearch(beam, alpha))  # (which checks them)
-    about, note = formats.provenance(path), ""
-    if args.alpha is not None and not formats.FORMATS[args.format].alpha_of:  # its own α from now on (no other stored)
-        about["recipe"] = dict(about.get("recipe") or {}, alpha=alpha)
-    out = formats.export(translator, args.out, args.format, args.quantization, about)
-    alpha = formats.model_alpha(out) if args.alpha is None else alpha  # the directory's, for its engine's penalty
-    search = formats.search_words(args.format, beam, alpha, allow_unk=not args.no_unk)
-    if args.score:  # the model as written (8-bit weights, another engine's search), then its card and config with it
-        scores, _ = _score(
-            args, lambda: formats.open_translator(out, device=device, beam=beam, alpha=alpha, allow_unk=not args.no_unk)
+    "Write the model of a checkpoint or run as --format says, with its search; with --score, score the directory as written."
+    format, path = formats.FORMATS[args.format], formats.export_source(args.run)
+    if args.alpha is not None and format.penalty != PAPER_PENALTY:
+        raise InputError(
+            f"--alpha is §6.1's length penalty, and a {format.name} directory stores an α for its engine's own "
+            f"({format.penalty}), chosen on validation: leave --alpha out, or give it to translate --model."
         )
+    translator = Translator.from_checkpoint(path, device=device, **_search_settings(args))  # the search it stores
+    about, note = formats.provenance(path), ""
+    out = formats.export(translator, args.out, args.format, args.quantization, about)
+    search = formats.search_words(formats.model_search(out), format.penalty)
+    if args.score:  # the model as written (8-bit weights, another engine), with its stored search; then its card
+        scores, _ = _score(args, lambda: formats.open_translator(out, device=device))
         about["scores"] = {k: scores[k] for k in ("split", "sacrebleu", "signature")} | dict(search=search)
         formats.export(translator, args.out, args.format, args.quantization, about)
-        note = f" ({scores['sacrebleu']:.2f} sacreBLEU, {search})"
-    hint = f"annotated-transformer translate --model {out}{f' --beam {beam}' * (beam != 4)}{' --no-unk' * args.no_unk}"
-    print(f"exported {path} to {out}{note}; translate with: {hint}")
+        note = f" ({scores['sacrebleu']:.2f} sacreBLEU)"
+    print(
+        f"exported {path} to {out}, searching with {search}{note}; translate with: annotated-transformer translate --model {out}"
+    )
 
 # %% ../nbs/14_cli.ipynb #1e76ba36
 def _standard_streams():

@@ -16,13 +16,15 @@ from torch import nn
 
 from .decoding import length_penalty
 from .errors import InputError, ModelFileError, optional_import
-from .fast_decoding import BeamSearch
+from .fast_decoding import BeamSearch, changed_search
 from annotated_transformer.native_format import (
     RELOAD_ADVICE,
     checked_vocabularies,
+    directory_search,
     files_sha256,
     read_description,
     write_description,
+    write_search,
 )
 from .training import SPECIALS
 from .translation import BaseTranslator, Format, Translator
@@ -106,7 +108,7 @@ TOKENIZATION = (
 )
 CT2_USE = """```sh
 pip install "annotated-transformer[ctranslate2]"
-annotated-transformer translate --model DIR < sentences.txt      # beam 4, the α its recipe chose
+annotated-transformer translate --model DIR < sentences.txt      # with its search: generation_config.json
 ```
 
 `CT2Translator` ranks CTranslate2's finished hypotheses by §6.1's length penalty, ((5 + length) / 6)^α, as this
@@ -115,7 +117,7 @@ project's beam search does, so the recipe's α holds; CTranslate2's own `length_
 ```python
 from annotated_transformer.ctranslate2_format import CT2Translator
 
-CT2Translator("DIR", beam=4).translate(["Zwei Hunde spielen im Schnee."])
+CT2Translator("DIR").translate(["Zwei Hunde spielen im Schnee."])  # its search; CT2Translator("DIR", beam=1): greedy
 ```
 
 With CTranslate2 alone, `ctranslate2.Translator("DIR").translate_batch(...)` takes tokens from spaCy's rule-based
@@ -140,7 +142,8 @@ def export_ctranslate2(
             return ctranslate2_spec(translator)
 
     Converter().convert(str(out), quantization=quantization, force=True)
-    written = [p.name for p in out.iterdir() if p.is_file()]  # model.bin, its config.json and vocabularies
+    write_search(out, translator.search)  # ranked by §6.1's penalty (below), so the α is the model's own
+    written = [p.name for p in out.iterdir() if p.is_file()]  # model.bin, its config.json and vocabularies, the search
     head = dict(format=CT2_FORMAT, quantization=quantization or "float32", files=files_sha256(out, written))
     write_description(out, translator, head, TOKENIZATION, about, CT2_USE, CT2_WEIGHTS)  # as a model directory has them
     return out
@@ -158,16 +161,17 @@ class CT2Translator(BaseTranslator):
         self,
         path: str | Path,  # the directory
         *,
-        beam: int = 4,
-        alpha: float = 0.6,  # §6.1's length penalty α, as `BeamSearch` takes it
-        allow_unk: bool = True,  # False: never output <unk> (CTranslate2's disable_unk), as `BeamSearch`
+        beam: int | None = None,  # the search's settings; None: as the directory stores them
+        alpha: float | None = None,  # §6.1's length penalty α, as `BeamSearch` takes it
+        allow_unk: bool | None = None,  # False: never output <unk> (CTranslate2's disable_unk)
         device: torch.device | str = "cpu",  # e.g. "cuda:1"
         threads: int = 0,  # CPU threads for one translation; 0: CTranslate2's default
     ):
         config = read_description(
             Path(path), TOKENIZATION, CT2_FORMAT, files=("config.json", "model.bin")
         )  # and the BPE model, for a BPE vocabulary
-        search, max_len = BeamSearch(beam, alpha, allow_unk=allow_unk), config["model"]["max_len"]
+        search = changed_search(directory_search(Path(path), config), beam, alpha, allow_unk)
+        max_len = config["model"]["max_len"]
         super().__init__(*checked_vocabularies(path, config), search=search, max_len=max_len)
         device, self.path, ct2 = torch.device(device), Path(path), _ctranslate2()
         if device.type == "cuda" and not ct2.get_cuda_device_count():
@@ -206,8 +210,6 @@ CTRANSLATE2 = Format(
     writes=("model.bin", "bpe.model"),  # and CTranslate2's config.json and vocabularies, which its description lists
     marker="model.bin",
     write=export_ctranslate2,
-    open=lambda path, device, search: CT2Translator(
-        path, device=device or "cpu", beam=search.beam, alpha=search.alpha, allow_unk=search.allow_unk
-    ),
+    open=lambda path, device, **search: CT2Translator(path, device=device or "cpu", **search),
     quantizations=QUANTIZATIONS,
 )

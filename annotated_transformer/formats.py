@@ -6,7 +6,7 @@ Docs: https://annotated-transformer.github.io/annotated-transformer/formats.html
 
 # %% auto #0
 __all__ = ['NATIVE', 'FORMATS', 'DESCRIPTIONS', 'export_source', 'provenance', 'search_words', 'one_export_at_a_time', 'export',
-           'format_of', 'model_alpha', 'open_translator']
+           'format_of', 'model_search', 'open_translator']
 
 # %% ../nbs/10d_formats.ipynb #42fc5e6e
 import contextlib
@@ -21,17 +21,19 @@ from .checkpoints import flush_to_disk, lock_or_refuse, read_checkpoint, snapsho
 from .ctranslate2_format import CTRANSLATE2
 from .data import sha256
 from .errors import InputError, MissingFileError, ModelFileError
-from .fast_decoding import MAX_ALPHA, BeamSearch
+from .fast_decoding import PAPER_PENALTY, BeamSearch
 from .interrupts import stop_requests
 from annotated_transformer.native_format import (
     PRETRAINED_FORMAT,
+    directory_search,
     model_file,
+    read_description,
     read_model_json,
     save_pretrained,
+    saved_search,
     written_as,
 )
 from .onnx_format import ONNX
-from .recipe import Recipe
 from .transformers_format import TRANSFORMERS
 from .translation import BaseTranslator, Format, Translator
 
@@ -76,7 +78,7 @@ NATIVE = Format(  # the model directory's: here, since it opens with `Translator
     writes=("model.safetensors", "bpe.model"),
     marker="model.safetensors",
     write=lambda translator, out, quantization, about: save_pretrained(translator, out, about),
-    open=lambda path, device, search: Translator.from_pretrained(path, device=device, search=search),
+    open=Translator.from_pretrained,
 )
 FORMATS: dict[str, Format] = {
     f.name: f for f in (NATIVE, CTRANSLATE2, ONNX, TRANSFORMERS)
@@ -86,11 +88,11 @@ DESCRIPTIONS = tuple(
 )  # the files a directory describes itself in
 
 
-def search_words(format: str, beam: int, alpha: float, allow_unk: bool) -> str:
-    "The search a format's translator runs, in words, for a model card, with where its beam differs from §6.1's."
-    note = FORMATS[format].beam_note
-    words = "greedy" if beam == 1 else f"beam {beam}, α = {alpha}" + (f" ({note})" if note else "")
-    return words + ("" if allow_unk else ", <unk> forbidden")
+def search_words(search: BeamSearch, penalty: str = PAPER_PENALTY) -> str:
+    "A search in words, for a model card and the command line, with the penalty its α is for where that is not §6.1's."
+    note = "" if penalty == PAPER_PENALTY else f" for the length penalty {penalty}"
+    words = "greedy" if search.beam == 1 else f"beam {search.beam}, α = {search.alpha}{note}"
+    return words + ("" if search.allow_unk else ", <unk> forbidden")
 
 
 def _unchanged(out: Path, name, digest) -> bool:
@@ -195,24 +197,6 @@ def export(
     return out
 
 # %% ../nbs/10d_formats.ipynb #c19f972d
-def _recipe_of(path: Path) -> dict:
-    "The recipe a checkpoint or a model directory of any format records; {} where it records none (or not as an object)."
-    recipe = None
-    if not path.is_dir():
-        try:
-            recipe = read_checkpoint(path, mmap=True).get("recipe")
-        except (OSError, ValueError, RuntimeError):
-            pass  # not a readable checkpoint: opening it says why
-    else:
-        for name in DESCRIPTIONS:
-            try:
-                recipe = read_model_json(path, name)["about"].get("recipe")
-                break
-            except (MissingFileError, ModelFileError, KeyError, TypeError, AttributeError):
-                continue
-    return recipe if isinstance(recipe, dict) else {}  # one of another kind gives no α: the paper's, then
-
-
 def format_of(
     path: Path,  # a model directory of any format
 ) -> Format:
@@ -223,32 +207,27 @@ def format_of(
     return described or marked or NATIVE  # native last: a transformers directory holds its marker too
 
 
-def model_alpha(
+def model_search(
     path: str | Path,  # a checkpoint, or a directory of any format
-) -> float:
-    "The length penalty α a saved model translates with by default: its format's own, else its recipe's, else the paper's."
+) -> BeamSearch:
+    "The search a saved model stores, which its translators use by default, read without building the model."
     path = Path(path)
-    if path.is_dir() and (alpha_of := format_of(path).alpha_of):
-        return alpha_of(path)  # for its engine's penalty, not §6.1's
-    alpha = _recipe_of(path).get("alpha", Recipe.alpha)
-    if not isinstance(alpha, int | float) or not 0 <= alpha <= MAX_ALPHA:
-        raise ModelFileError(
-            f"{path} records α = {alpha!r}, which is no length penalty: it was altered. Copy it again."
-        )
-    return alpha
+    if not path.is_dir():
+        return saved_search(read_checkpoint(path, mmap=True), path)
+    format = format_of(path)
+    return directory_search(path, read_description(path, format.description, format.version), format.penalty)
 
 
 def open_translator(
     path: str | Path,  # a checkpoint, or a directory of any format
     *,
     device: torch.device | str | None = None,  # None: PyTorch's a GPU if there is one; other engines the CPU
-    beam: int = 4,
-    alpha: float | None = None,  # length penalty; None: the model's own (`model_alpha`)
-    allow_unk: bool = True,  # False: never output <unk>
+    beam: int | None = None,  # the search's settings; None: as the model stores them (`model_search`)
+    alpha: float | None = None,  # length penalty α, for the penalty its engine applies
+    allow_unk: bool | None = None,  # False: never output <unk>
 ) -> BaseTranslator:
-    "A translator for any kind of saved model, searching with beam `beam` and length penalty `alpha`, `<unk>` allowed or not."
-    path = Path(path)
-    search = BeamSearch(beam, model_alpha(path) if alpha is None else alpha, allow_unk=allow_unk)  # checks them
+    "A translator for any kind of saved model, searching as it stores, with the settings given (not None) changed."
+    path, settings = Path(path), dict(beam=beam, alpha=alpha, allow_unk=allow_unk)
     if not path.is_dir():
-        return Translator.from_checkpoint(path, device=device, search=search)
-    return format_of(path).open(path, device, search)
+        return Translator.from_checkpoint(path, device=device, **settings)
+    return format_of(path).open(path, device=device, **settings)

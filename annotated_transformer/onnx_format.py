@@ -1,4 +1,4 @@
-"""The trained translator as two ONNX graphs whose outputs include every attention weight, the tokenizers' rules for JavaScript, and the same search in onnxruntime (greedy, as the browser runs it, or beam search): what the website's "Try it" widget runs in the reader's browser.
+"""The trained translator as two ONNX graphs whose outputs include every attention weight, the tokenizers' rules for JavaScript, and the same search in onnxruntime (greedy or beam search, as the browser runs them): what the website's "Try it" widget runs in the reader's browser.
 
 Docs: https://annotated-transformer.github.io/annotated-transformer/browser.html.md"""
 
@@ -31,15 +31,17 @@ from .attention import padding_mask, subsequent_mask
 from .checkpoints import write_atomically
 from .data import REJOINED, Tokenizer, sha256
 from .errors import InputError, ModelFileError, optional_import
-from .fast_decoding import BeamSearch, search_steps
+from .fast_decoding import BeamSearch, changed_search, search_steps
 from .model import EncoderDecoder
 from annotated_transformer.native_format import (
     RELOAD_ADVICE,
     checked_files,
     checked_vocabularies,
+    directory_search,
     files_sha256,
     read_description,
     write_description,
+    write_search,
 )
 from .recipe import Recipe
 from .training import BOS, EOS, PAD, UNK
@@ -229,7 +231,7 @@ ONNX_WEIGHTS = (
 )
 ONNX_USE = """```sh
 pip install "annotated-transformer[onnx]"
-annotated-transformer translate --model DIR --beam 1 < sentences.txt    # greedy, as in the browser (default: beam 4)
+annotated-transformer translate --model DIR < sentences.txt      # with its search: generation_config.json
 ```
 
 ```python
@@ -299,7 +301,7 @@ def export_onnx(
     write_atomically(out / "text.json", lambda p: p.write_text(json.dumps(rules, ensure_ascii=False)))
     positions = min(model.config.max_len, WEB_POSITIONS)  # sources of up to `positions` - 51 tokens
     head = dict(format=ONNX_FORMAT, quantization=quantization or "float32", positions=positions, graphs=graphs)
-    head["files"] = files_sha256(out, ["text.json"])
+    head["files"] = files_sha256(out, ["text.json", write_search(out, translator.search)])
     write_description(out, translator, head, about=about, use=ONNX_USE, weights=ONNX_WEIGHTS)
     return out
 
@@ -333,9 +335,9 @@ class OnnxTranslator(BaseTranslator):
         self,
         path: str | Path,  # the directory
         *,
-        beam: int = 1,  # 1: greedy, as the browser decodes
-        alpha: float = 0.6,
-        allow_unk: bool = True,  # False: never output <unk>, the best known word instead
+        beam: int | None = None,  # the search's settings; None: as the directory stores them
+        alpha: float | None = None,  # §6.1's length penalty α
+        allow_unk: bool | None = None,  # False: never output <unk>, the best known word instead
         device: torch.device | str = "cpu",  # onnxruntime's CPU package: the CPU alone
         threads: int = 0,  # CPU threads for one translation; 0: onnxruntime's default
     ):
@@ -351,7 +353,7 @@ class OnnxTranslator(BaseTranslator):
         checked_files(path, "config.json", graphs)
         if type(positions := config.get("positions")) is not int or not 1 <= positions <= config["model"]["max_len"]:
             raise ModelFileError(f"{path / 'config.json'} holds positions = {positions!r}: it was altered.")
-        search = BeamSearch(beam, alpha, allow_unk=allow_unk)
+        search = changed_search(directory_search(path, config), beam, alpha, allow_unk)
         super().__init__(*checked_vocabularies(path, config), search=search, max_len=positions)
         options.intra_op_num_threads, self.path = threads, path
         state = vars(onnxruntime.capi.onnxruntime_pybind11_state)  # where onnxruntime's errors are defined
@@ -378,9 +380,6 @@ ONNX = Format(
     writes=("encoder.onnx", "decoder.onnx", "text.json"),
     marker="encoder.onnx",
     write=export_onnx,
-    open=lambda path, device, search: OnnxTranslator(  # onnxruntime's CPU package: another device is refused
-        path, device=device or "cpu", beam=search.beam, alpha=search.alpha, allow_unk=search.allow_unk
-    ),
+    open=lambda path, device, **search: OnnxTranslator(path, device=device or "cpu", **search),  # another: refused
     quantizations=ONNX_QUANTIZATIONS,
-    beam=1,
 )

@@ -37,6 +37,7 @@ from annotated_transformer.checkpoints import (
 from .cpu import use_cpu_speedups
 from .data import PAD
 from .errors import DataError, InputError, MissingFileError, ModelFileError, OutputInUseError
+from .fast_decoding import BeamSearch, search_config
 from .model import EncoderDecoder
 from annotated_transformer.recipe import (
     ParallelData,
@@ -461,7 +462,8 @@ def train_translator(
         model = translation_model(recipe, data).to(device)
         if recipe.cpu_speedups:
             use_cpu_speedups(model)  # nothing changes off the CPU
-        extra = dict(recipe=asdict(recipe), run_id=run_id, pairs_sha256=digest, **data.checkpoint_data())
+        search = search_config(BeamSearch(alpha=recipe.alpha))  # §6.1's beam 4, the recipe's α: its models' search
+        extra = dict(recipe=asdict(recipe), search=search, run_id=run_id, pairs_sha256=digest, **data.checkpoint_data())
         trainer, state = run_trainer(out, recipe, data, model, extra, saved is not None, keep, processes, progress)
         for path in old:  # every check of the new run has passed: the old run's files go (a link, not its target)
             path.unlink(missing_ok=True)

@@ -6,10 +6,10 @@ Docs: https://annotated-transformer.github.io/annotated-transformer/transformers
 
 # %% auto #0
 __all__ = ['MARIAN_SIZES', 'HF_FORMAT', 'HF_DESCRIPTION', 'HF_READS', 'HF_SEARCH', 'TRANSFORMERS', 'sines_first', 'marian_state',
-           'marian_config', 'fast_tokenizer', 'generation_config', 'stored_search', 'export_transformers',
-           'TransformersTranslator']
+           'marian_config', 'fast_tokenizer', 'generation_config', 'export_transformers', 'TransformersTranslator']
 
 # %% ../nbs/10c_transformers.ipynb #1b1f8634
+from dataclasses import replace
 from pathlib import Path
 
 import safetensors
@@ -19,18 +19,26 @@ from torch import Tensor
 
 from .data import BPETokenizer
 from .errors import InputError, ModelFileError, optional_import
-from .fast_decoding import BeamSearch
+from .fast_decoding import LENGTH_PENALTY, BeamSearch, changed_search, search_config
 from .model import EncoderDecoder, TransformerConfig
 from annotated_transformer.native_format import (
     RELOAD_ADVICE,
     checked_vocabularies,
+    directory_search,
     files_sha256,
     read_description,
     read_model_json,
     write_description,
 )
 from .training import BOS, EOS, PAD, SPECIALS, UNK
-from .translation import GREEDY, BaseTranslator, Format, Translator, check_memory, meta_model
+from annotated_transformer.translation import (
+    GREEDY,
+    BaseTranslator,
+    Format,
+    Translator,
+    check_memory,
+    meta_model,
+)
 
 # %% ../nbs/10c_transformers.ipynb #cadbe7e1
 def _transformers():
@@ -39,7 +47,8 @@ def _transformers():
 
 
 def _refuse_unmappable(translator: Translator):
-    "Refuse, in one line, a model MarianMT cannot hold as it is."
+    "Refuse, in one line, a model MarianMT cannot hold as it is, or a search no directory stores."
+    search_config(translator.search)  # refuses a search that is not a BeamSearch
     c = translator.model.config
     if not isinstance(translator.src_tok, BPETokenizer) or not c.share_embeddings:
         raise InputError(
@@ -172,30 +181,13 @@ HF_READS = (  # what transformers reads: to translate, then to tokenize as a use
 HF_SEARCH = BeamSearch(4, 1.2)  # α for transformers' length penalty, log P / |Y|^α, chosen on validation (below)
 
 
-def generation_config(search: BeamSearch, max_length: int):  # a transformers.GenerationConfig
-    "A search as transformers' `generate` reads it: `num_beams`, α for its own length penalty, <unk> forbidden or not."
-    beam_only = dict(length_penalty=search.alpha, early_stopping=True) if search.beam > 1 else {}  # ends at k finished
-    return _transformers().GenerationConfig(
-        decoder_start_token_id=BOS,
-        bos_token_id=BOS,
-        eos_token_id=EOS,
-        pad_token_id=PAD,
-        num_beams=search.beam,
-        bad_words_ids=None if search.allow_unk else [[UNK]],
-        max_length=max_length,
-        **beam_only,
-    )
-
-
-def stored_search(path: Path) -> BeamSearch:
-    "The search a directory `export_transformers` wrote stores in its generation_config.json."
-    file, stored = path / "generation_config.json", read_model_json(path, "generation_config.json")
-    if not isinstance(stored, dict):
-        raise ModelFileError(f"{file} holds no search (a JSON object): it was altered. Copy the directory again.")
-    beam, alpha = stored.get("num_beams", 1), stored.get("length_penalty", 1.0)  # transformers' defaults: left out
-    if type(beam) is not int or type(alpha) not in (int, float):
-        raise ModelFileError(f"{file} holds no search ({beam!r} beams, α {alpha!r}): it was altered. Copy it again.")
-    return BeamSearch(beam, alpha, allow_unk=not stored.get("bad_words_ids"))  # (which refuses them out of range)
+def generation_config(search: BeamSearch, max_length: int | None):  # a transformers.GenerationConfig
+    "A search as transformers' `generate` reads it, in the keys every format stores (`search_config`), α for its penalty."
+    config = search_config(search, LENGTH_PENALTY)
+    if search.beam == 1:  # (transformers warns of a penalty that greedy search does not use)
+        del config["length_penalty"]
+    beam_only = dict(early_stopping=True) if search.beam > 1 else {}  # ends at k finished, as ours
+    return _transformers().GenerationConfig(**config, max_length=max_length, **beam_only)
 
 # %% ../nbs/10c_transformers.ipynb #c230f6e5
 def export_transformers(
@@ -203,10 +195,11 @@ def export_transformers(
     out: str | Path,  # a new directory (`export` writes one and moves it in place)
     quantization: str | None = None,  # None: float32, the one type this format writes
     about: dict | None = None,  # provenance and scores, for our description and the README
-    search: BeamSearch = HF_SEARCH,  # stored in generation_config.json, its α for transformers' penalty
+    alpha: float = HF_SEARCH.alpha,  # for transformers' length penalty, stored with the translator's beam and <unk> rule
 ) -> Path:  # `out`
     "Write `translator` as a MarianMT directory that transformers' `from_pretrained` loads, with its tokenizer and search."
     _refuse_unmappable(translator)
+    search = replace(translator.search, alpha=alpha)
     out, transformers = Path(out), _transformers()
     model = transformers.MarianMTModel(marian_config(translator.model.config))
     state = {name: tensor.detach().float().cpu() for name, tensor in marian_state(translator.model).items()}
@@ -237,8 +230,7 @@ print(tokenizer.batch_decode(model.generate(**batch), skip_special_tokens=True))
 Or with this project: `annotated-transformer translate --model {out}`.
 """
 _WEIGHTS = (
-    "MarianMT's configuration and weights (`config.json`, `model.safetensors`), its search "
-    "(`generation_config.json`) and its tokenizer (`tokenizer.json`)"
+    "MarianMT's configuration and weights (`config.json`, `model.safetensors`) and its tokenizer (`tokenizer.json`)"
 )
 
 # %% ../nbs/10c_transformers.ipynb #6f7510a4
@@ -259,12 +251,7 @@ class TransformersTranslator(BaseTranslator):
         path = Path(path)
         config = read_description(path, HF_DESCRIPTION, HF_FORMAT, files=HF_READS)  # and the BPE model
         _check_marian(path, config["model"])
-        stored = stored_search(path)
-        search = BeamSearch(
-            stored.beam if beam is None else beam,
-            stored.alpha if alpha is None else alpha,
-            allow_unk=stored.allow_unk if allow_unk is None else allow_unk,
-        )
+        search = changed_search(directory_search(path, config, LENGTH_PENALTY), beam, alpha, allow_unk)
         super().__init__(*checked_vocabularies(path, config), search=search, max_len=config["model"]["max_len"])
         self.path, self.device = path, torch.device(device)
         try:
@@ -288,11 +275,8 @@ TRANSFORMERS = Format(
     HF_FORMAT,
     HF_DESCRIPTION,
     writes=("bpe.model",),  # and transformers' files, which its description lists
-    marker="generation_config.json",
+    marker="tokenizer.json",  # (every format's directory holds a generation_config.json)
     write=export_transformers,
-    open=lambda path, device, search: TransformersTranslator(
-        path, device=device or "cpu", beam=search.beam, alpha=search.alpha, allow_unk=search.allow_unk
-    ),
-    alpha_of=lambda path: stored_search(path).alpha,
-    beam_note="transformers' length penalty: log P / length^α, not §6.1's",
+    open=lambda path, device, **search: TransformersTranslator(path, device=device or "cpu", **search),
+    penalty=LENGTH_PENALTY,
 )

@@ -39,7 +39,7 @@ from annotated_transformer.errors import (
     ModelFileError,
     WriteError,
 )
-from .fast_decoding import BeamSearch
+from .fast_decoding import PAPER_PENALTY, BeamSearch, changed_search
 from .interrupts import stop_requests
 from .model import EncoderDecoder, TransformerConfig, build_model
 from annotated_transformer.native_format import (
@@ -47,6 +47,7 @@ from annotated_transformer.native_format import (
     checked_vocabularies,
     read_pretrained,
     save_pretrained,
+    saved_search,
     text_kinds_hold,
 )
 from .recipe import default_device
@@ -154,10 +155,7 @@ class BaseTranslator:
 
     def searching(self, beam: int | None = None, alpha: float | None = None, allow_unk: bool | None = None) -> Search:
         "`self.search` with the settings given (not None) changed, and checked; another kind of search becomes a `BeamSearch`."
-        changes = {k: v for k, v in dict(beam=beam, alpha=alpha, allow_unk=allow_unk).items() if v is not None}
-        if not changes:
-            return self.search
-        return replace(self.search if isinstance(self.search, BeamSearch) else BeamSearch(), **changes)
+        return changed_search(self.search, beam, alpha, allow_unk)
 
     def encode(self, sentences: list[str]) -> list[list[int]]:  # per sentence, its source ids, </s> last
         "The sentences tokenized and mapped to the source vocabulary."
@@ -239,10 +237,13 @@ class Translator(BaseTranslator):
         path: str | Path,  # `last.pt` or `epoch_NN.pt` of a run, or an average
         *,
         device: torch.device | str | None = None,  # None: the first GPU if there is one, else the CPU
-        search: Search = GREEDY,
+        beam: int | None = None,  # the search's settings; None: as the checkpoint stores them
+        alpha: float | None = None,  # §6.1's length penalty α
+        allow_unk: bool | None = None,  # False: never output <unk>
+        search: Search | None = None,  # any search instead of the stored one (then no settings)
     ) -> "Translator":
-        "The model, tokenizers and vocabularies a checkpoint holds."
-        return cls.from_saved(path, read_checkpoint(path), device, search)
+        "The model, tokenizers, vocabularies and search a checkpoint holds."
+        return cls.from_saved(path, read_checkpoint(path), device, search, beam=beam, alpha=alpha, allow_unk=allow_unk)
 
     @classmethod
     def from_pretrained(
@@ -250,15 +251,28 @@ class Translator(BaseTranslator):
         path: str | Path,  # a model directory written by `save_pretrained` (`annotated-transformer export`)
         *,
         device: torch.device | str | None = None,
-        search: Search = GREEDY,
+        beam: int | None = None,  # as for `from_checkpoint`: None keeps the directory's own
+        alpha: float | None = None,
+        allow_unk: bool | None = None,
+        search: Search | None = None,
     ) -> "Translator":
-        "The model a model directory holds: safetensors and JSON, nothing unpickled."
-        return cls.from_saved(path, read_pretrained(path), device, search)
+        "The model and search a model directory holds: safetensors and JSON, nothing unpickled."
+        return cls.from_saved(path, read_pretrained(path), device, search, beam=beam, alpha=alpha, allow_unk=allow_unk)
 
     @classmethod
-    def from_saved(cls, path: Path, saved: dict, device: torch.device | str | None, search: Search) -> "Translator":
-        "The translator of a checkpoint's contents, checked: configuration, weights, tokenizers and vocabularies."
+    def from_saved(
+        cls,
+        path: Path,
+        saved: dict,
+        device: torch.device | str | None,
+        search: Search | None = None,  # None: the search `saved` stores, with `settings` changed
+        **settings,  # beam, alpha, allow_unk: None keeps the stored one
+    ) -> "Translator":
+        "The translator of a checkpoint's contents, checked: configuration, weights, tokenizers, vocabularies and search."
+        if search is not None and any(v is not None for v in settings.values()):
+            raise InputError(f"Give a search, or {', '.join(settings)}, not both: {search!r:.60} would ignore them.")
         model = checked_model(path, saved).to(device or default_device())
+        search = changed_search(saved_search(saved, Path(path)), **settings) if search is None else search
         return cls(model, *checked_vocabularies(path, saved), search=search)
 
     def save_pretrained(self, out: str | Path, about: dict | None = None) -> Path:  # `out`
@@ -443,7 +457,7 @@ def best_average(
     most: int = 5,  # the most snapshots a mean takes
     *,
     device: torch.device | str | None = None,
-    search: Search = GREEDY,  # the search `score` translates with, e.g. the recipe's beam and α
+    search: Search | None = None,  # the search `score` translates with; None: the one the run's checkpoints store
 ) -> tuple[dict, pd.DataFrame]:  # the best candidate's checkpoint (weights, no training state); every candidate's score
     "The run's last weights, or the mean of its last 2 to `most` snapshots: whichever `score`s best (the first, on a tie)."
     run, snapshots = Path(run), snapshot_files(run)
@@ -471,11 +485,11 @@ class Format:
     writes: tuple[str, ...]  # files an export writes besides the description, README.md and those it lists ("files")
     marker: str  # a file that only its directories hold
     write: Callable  # (translator, out, quantization, about) -> out
-    open: Callable  # (path, device, search: BeamSearch) -> a translator of this format
+    open: (
+        Callable  # (path, *, device, beam, alpha, allow_unk) -> a translator of this format, its stored search changed
+    )
     quantizations: tuple[str, ...] = ()  # weights' types it writes besides float32
-    beam: int = 4  # the beam its directories are scored with by default
-    beam_note: str = ""  # where its beam search differs from §6.1's, for a model card
-    alpha_of: Callable | None = None  # (path) -> the α its directories store, for their own penalty
+    penalty: str = PAPER_PENALTY  # the length penalty its engine applies, which its stored α is for
 
     @property
     def kind(self) -> str:

@@ -20,8 +20,6 @@ import torch
 from .checkpoints import average_checkpoints, last_checkpoints, write_checkpoint
 from .data import check_split, find_corpus_file, read_parallel
 from .errors import MissingFileError
-from .fast_decoding import BeamSearch
-from .formats import model_alpha
 from .recipe import Recipe
 from .runs import CorpusTrainer
 from .translation import Translator, evaluate_pairs
@@ -131,15 +129,13 @@ def finish_wmt14(
     run: str | Path,  # a training run's directory
     data_dir: str | Path | None = None,  # see `load_wmt14`
     k: int = 5,  # snapshots to average
-    beam: int = 4,
-    alpha: float | None = None,  # the search (§6.1); None: the recipe's (the paper's 0.6)
+    beam: int | None = None,  # the search (§6.1); None: the run's stored one (beam 4, the recipe's α: the paper's 0.6)
+    alpha: float | None = None,
     device: torch.device | None = None,  # default: a GPU if there is one
     progress: bool = False,
 ) -> tuple[dict, pd.DataFrame]:  # the scores on newstest2014, and the translations
     "Average the last `k` weight snapshots of `run` into `average_K.pt`, and score it on newstest2014 with beam search."
     path = Path(run) / f"average_{k}.pt"
     write_checkpoint(path, average_checkpoints(last_checkpoints(run, k)))
-    translator = Translator.from_checkpoint(
-        path, device=device, search=BeamSearch(beam, model_alpha(path) if alpha is None else alpha)
-    )
+    translator = Translator.from_checkpoint(path, device=device, beam=beam, alpha=alpha)
     return evaluate_wmt14(translator, "test", data_dir, progress)

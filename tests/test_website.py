@@ -33,7 +33,7 @@ from playwright.sync_api import sync_playwright
 from annotated_transformer.data import load_multi30k
 from annotated_transformer.decoding import MAX_EXTRA
 from annotated_transformer.fast_decoding import BeamSearch
-from annotated_transformer.formats import model_alpha
+from annotated_transformer.formats import model_search
 from annotated_transformer.onnx_format import OnnxTranslator
 
 pytestmark = pytest.mark.xdist_group("test_website")  # its module-scoped fixtures are built once, on one worker
@@ -527,6 +527,10 @@ def test_api_reference_says_where_moved_names_went(site):
 TRIED = 20  # validation sentences typed into the "Try it" widget, with each of its weights and searches
 NODE_TRIED = 100  # validation sentences the page's translator translates in Node, with each weights and search
 SEARCHES = {"greedy": 1, "beam": BeamSearch.beam}  # the widget's choices of search
+NODE_SEARCHES = {  # name: beam and <unk> rule (None: the model's own), in Node
+    **{name: (beam, None) for name, beam in SEARCHES.items()},
+    "greedy, no <unk>": (1, False),
+}
 DONE = "widget => ['done', 'failed'].includes(widget.dataset.state)"
 AXIS_TOKENS = "chart => [...chart.querySelectorAll('svg .role-axis-label text')].map(t => t.textContent)"
 
@@ -551,9 +555,9 @@ def _typed(page, widget, sentence: str) -> tuple[str, float]:
     return shown["output"], shown["ms"]
 
 
-def _python(model: Path, sentences: list[str], beam: int) -> list[str]:
+def _python(model: Path, sentences: list[str], beam: int, allow_unk: bool | None = None) -> list[str]:
     "Python's translations with the same model directory and the model's α, a sentence at a time as the widget's."
-    translator = OnnxTranslator(model, beam=beam, alpha=model_alpha(model))
+    translator = OnnxTranslator(model, beam=beam, allow_unk=allow_unk)  # and the α the directory stores
     return [translator.translate([sentence])[0] for sentence in sentences]
 
 
@@ -573,14 +577,19 @@ def _agree(weights: str, search: str, ours: list[str], python: list[str]) -> int
 def test_translator_in_node_searches_as_python(site, multi30k, tmp_path):
     """The page's translator with no page in it (docs/_static/try/translator.js), run by Node on the WebAssembly
     runtime the page runs (tools/web/translate.mjs): with each of the site's weights, validation sentences translate
-    with greedy search and with the beam exactly as Python's `OnnxTranslator` translates them, with the model's α."""
+    with greedy search (with and without <unk>) and with the beam exactly as Python's `OnnxTranslator` translates them,
+    with the model's α."""
     node = shutil.which("node") or pytest.fail("No Node found: install Node.js 20 or newer (https://nodejs.org).")
     out, _ = site
     sentences = [source for source, _ in load_multi30k("val", multi30k)[:NODE_TRIED]]
     figures = {}
     for weights in site_model.WEIGHTS:
         model = out / "_static" / "try" / weights
-        searches = [dict(beam=beam, alpha=model_alpha(model)) for beam in SEARCHES.values()]
+        stored = model_search(model)
+        searches = [
+            dict(beam=beam, alpha=stored.alpha, allowUnk=stored.allow_unk if unk is None else unk)
+            for beam, unk in NODE_SEARCHES.values()
+        ]
         job = dict(model=str(model), sentences=sentences, searches=searches, maxExtra=MAX_EXTRA)
         (tmp_path / "job.json").write_text(json.dumps(job, ensure_ascii=False), encoding="utf-8")
         run = subprocess.run(
@@ -591,10 +600,10 @@ def test_translator_in_node_searches_as_python(site, multi30k, tmp_path):
         )
         assert run.returncode == 0, f"Node failed:\n{run.stderr[-4000:]}"
         results = json.loads((tmp_path / "out.json").read_text(encoding="utf-8"))
-        greedy_texts, beam_texts = ([o["text"] for o in outputs] for outputs in results)
+        greedy_texts, beam_texts = ([o["text"] for o in outputs] for outputs in results[:2])
         assert greedy_texts != beam_texts, "the beam found what greedy search found on every sentence: is it searching?"
-        for (search, beam), outputs in zip(SEARCHES.items(), results):
-            same = _agree(weights, search, [o["text"] for o in outputs], _python(model, sentences, beam))
+        for (search, (beam, unk)), outputs in zip(NODE_SEARCHES.items(), results):
+            same = _agree(weights, search, [o["text"] for o in outputs], _python(model, sentences, beam, unk))
             median = statistics.median(o["ms"] for o in outputs)
             figures[f"{weights} {search}"] = dict(identical=f"{same} / {len(sentences)}", median_ms=median)
     print(json.dumps(figures))
@@ -613,6 +622,7 @@ def test_try_it_translates_as_python_does(site, browser, multi30k):
     def use(page, problems):
         figures["page_bytes_before_use"] = _page_bytes(out, base, loaded)
         widget = page.locator("div.try-it")
+        figures["default_search"] = widget.locator("select.try-it-search").input_value()  # before any choice
         for weights in site_model.WEIGHTS[::-1]:  # the default, int8, last: the screenshots show it
             widget.locator("select.try-it-weights").select_option(weights)
             start = page.evaluate("performance.now()")
@@ -659,6 +669,7 @@ def test_try_it_translates_as_python_does(site, browser, multi30k):
     (ARTIFACTS / "try_it.json").write_text(json.dumps(figures, indent=1, ensure_ascii=False))
     print(json.dumps(figures, ensure_ascii=False))
     assert figures["menus"] == {"layer": (True, False), "head": (True, False), "attention": (True, True)}, figures
+    assert figures["default_search"] == str(last.search.beam) == str(SEARCHES["beam"]), figures  # the model's own
     # for a keyboard and a screen reader: focus stays on the button, the translation is announced, the map has words
     assert figures["focus"] == "try-it-button" and figures["announced"] == "polite", figures
     assert figures["in_words"].startswith("In words") and ": <s> → " in figures["in_words"], figures  # read first

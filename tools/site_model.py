@@ -20,9 +20,7 @@ import torch
 
 from annotated_transformer import __version__
 from annotated_transformer.data import cache_dir
-from annotated_transformer.decoding import MAX_EXTRA
-from annotated_transformer.fast_decoding import BeamSearch
-from annotated_transformer.formats import model_alpha, provenance
+from annotated_transformer.formats import model_search, provenance
 from annotated_transformer.multi30k import train_multi30k
 from annotated_transformer.native_format import read_description
 from annotated_transformer.onnx_format import ONNX_FORMAT, export_onnx
@@ -108,7 +106,9 @@ def widget(into: Path, translator: Translator, about: dict) -> tuple[str, dict]:
     (into / "attention_chart.json").write_text(json.dumps(chart_template(translator)))
     src, tgt = translator.src_tok.lang, translator.tgt_tok.lang
     options = json.dumps([dict(name=w, megabytes=round(sizes[w], 1)) for w in WEIGHTS])
-    search = f'data-beam="{BeamSearch.beam}" data-alpha="{model_alpha(into / WEIGHTS[0])}" data-max-extra="{MAX_EXTRA}"'
+    stored = model_search(into / WEIGHTS[0])  # the page searches as the model's directory stores
+    search = f'data-beam="{stored.beam}" data-alpha="{stored.alpha}" data-max-extra="{stored.max_extra}"'
+    search += f' data-allow-unk="{str(stored.allow_unk).lower()}"'
     html_ = (
         f'<div class="try-it" data-source="{src}" data-target="{tgt}" data-example="{html.escape(EXAMPLES.get(src, ""))}"'
         f" data-weights='{options}' {search}>"
@@ -139,6 +139,7 @@ def page(widget_html: str, sizes: dict, translator: Translator, about: dict, fal
     else:
         model = "The model is the one this site was built with (`make docs MODEL=DIR`)."
     src, tgt = (lang.upper() for lang in (translator.src_tok.lang, translator.tgt_tok.lang))
+    k, alpha, extra = translator.search.beam, translator.search.alpha, translator.search.max_extra  # its stored search
     return f"""# Try it
 
 {{.lead}}
@@ -151,12 +152,13 @@ When you first press *Translate*, the page loads onnxruntime-web ({sizes["runtim
 ({sizes["int8"]:.1f} MB in 8 bits, the default, or {sizes["float32"]:.1f} MB in float32), once for each choice of
 weights. It then splits the sentence into tokens as the Python package does, runs the encoder once and the decoder
 once per output token, and searches as [§6.1](decoding.ipynb) does. With *greedy*, it takes the most probable token
-each time. With *beam {BeamSearch.beam}*, it keeps the {BeamSearch.beam} most probable prefixes (log P, the sum of their tokens'
-log-probabilities); a prefix that the model ends with `</s>` is set aside with its score s = log P / lp, where the
-length penalty lp = ((5 + |Y|) / 6)^α grows with the output's length |Y|, so that a longer output, whose log P sums
-more negative terms, can still win. Once {BeamSearch.beam} have ended, or the output has reached the input's length + {MAX_EXTRA}
-tokens, the best s wins. The slider steps through the beam. Under it, the attention of every layer and head while the model
-chose the output's last token: choose the kind of attention, the layer and the head in the menus under the map.
+each time. With *beam {k}*, the model's own search, it keeps the {k} most probable prefixes (log P, the sum of their
+tokens' log-probabilities); a prefix that the model ends with `</s>` is set aside with its score s = log P / lp, where
+the length penalty lp = ((5 + |Y|) / 6)^α, with the model's α = {alpha}, grows with the output's length |Y|, so that a
+longer output, whose log P sums more negative terms, can still win. Once {k} have ended, or the output has reached the
+input's length + {extra} tokens, the best s wins. The slider steps through the beam. Under it, the attention of every
+layer and head while the model chose the output's last token: choose the kind of attention, the layer and the head in
+the menus under the map.
 Nothing you type leaves your browser.
 
 {model} The [browser notebook](browser.ipynb) exports the model and checks it against PyTorch; the map is the

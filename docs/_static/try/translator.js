@@ -68,7 +68,7 @@ export class WebTranslator {
    * s(Y, X) = log P / lp until k have ended or the output reaches the input's length + `maxExtra` tokens. Returns the
    * best output (from <s> to </s>), its score, and the beam's steps: at each, the k prefixes kept, with their log P,
    * and the hypotheses that ended there, with log P, lp and s. */
-  async search(ids, { beam = 1, alpha }) {
+  async search(ids, { beam = 1, alpha, allowUnk = true }) {
     const src = this.#ids([ids]);
     const { memory } = await this.encoder.run({ src });
     const feed = { memory: this.#repeat(memory, beam), src: this.#repeat(src, beam) };
@@ -79,7 +79,7 @@ export class WebTranslator {
     const steps = [];
     for (let t = 1; t <= limit; t++) {
       const { log_probs } = await this.decoder.run({ ...feed, ys: this.#ids(ys) }, ["log_probs"]);
-      const best = this.#extensions(scores, log_probs.data, t === limit);
+      const best = this.#extensions(scores, log_probs.data, t === limit, allowUnk);
       const ended = [];
       for (const { score, parent, token } of best.slice(0, beam)) {
         if (token === this.EOS && finished.length < beam && score > -Infinity) {
@@ -104,15 +104,16 @@ export class WebTranslator {
   }
 
   /** The 2k best one-token extensions of the beam, best first: log P in float32, as PyTorch adds them. At the limit
-   * only </s> is left. Exact ties, rare in float32, go to the lower row, then the lower token; `topk` leaves their
-   * order undefined, so there (only) Python may choose another. */
-  #extensions(scores, logProbs, atLimit) {
+   * only </s> is left; with `allowUnk` false, <unk> never is (Python's log P of -∞). Exact ties, rare in float32, go
+   * to the lower row, then the lower token; `topk` leaves their order undefined, so there (only) Python may choose
+   * another. */
+  #extensions(scores, logProbs, atLimit, allowUnk) {
     const rows = scores.length;
     const vocab = logProbs.length / rows;
     const best = []; // at most 2k, sorted by score, descending
     for (let row = 0; row < rows; row++) {
       for (let token = 0; token < vocab; token++) {
-        if (atLimit && token !== this.EOS) continue;
+        if ((atLimit && token !== this.EOS) || (!allowUnk && token === this.UNK)) continue;
         const score = Math.fround(scores[row] + logProbs[row * vocab + token]);
         if (best.length === 2 * rows && !(score > best.at(-1).score)) continue;
         let at = best.length;

@@ -140,7 +140,7 @@ function render(widget) {
   widget.querySelector(".try-it-input").value = example;
   const search = widget.querySelector(".try-it-search");
   search.add(new Option("greedy", "1"));
-  search.add(new Option(`beam ${beam}`, beam));
+  if (Number(beam) > 1) search.add(new Option(`beam ${beam}`, beam, true, true)); // the model's own search, first
   const select = widget.querySelector(".try-it-weights");
   for (const { name, megabytes } of weights) select.add(new Option(`${name}, ${megabytes.toFixed(1)} MB`, name));
   widget.querySelector("form").addEventListener("submit", (event) => {
@@ -201,7 +201,8 @@ async function translate(widget) {
     widget.dataset.state = "translating";
     status.textContent = "Translating…";
     const start = performance.now();
-    const found = await translator.search(ids, { beam, alpha: Number(widget.dataset.alpha) });
+    const allowUnk = widget.dataset.allowUnk !== "false"; // the model's own rule
+    const found = await translator.search(ids, { beam, alpha: Number(widget.dataset.alpha), allowUnk });
     const milliseconds = performance.now() - start;
     widget.querySelector(".try-it-output").textContent = translator.decode(found.best.tokens);
     const how = beam === 1 ? "Greedy search" : `Beam search (k = ${beam}, α = ${widget.dataset.alpha})`;
