@@ -140,7 +140,7 @@ def _model_command(commands, name: str, help: str, description: str) -> argparse
 
 
 def _add_search_options(group: argparse._ActionsContainer):
-    "--beam, --alpha and --no-unk: the search (§6.1), each by default the model's own."
+    "--beam, --alpha and --unk/--no-unk: the search (§6.1), each by default the model's own."
     group.add_argument("--beam", type=int, help="beam size; 1 is greedy decoding (default: the model's own, 4)")
     group.add_argument("--alpha", type=float, help="length penalty α (default: the model's own, its recipe's)")
     group.add_argument(
@@ -151,7 +151,7 @@ def _add_search_options(group: argparse._ActionsContainer):
 
 
 def _open_model(args: argparse.Namespace, device: torch.device | None) -> BaseTranslator:
-    "The translator of --model, searching as it stores, or as --beam, --alpha and --no-unk say."
+    "The translator of --model, searching as it stores, or as --beam, --alpha and --unk/--no-unk say."
     return formats.open_translator(args.model, device=device, **_search_settings(args))
 
 
@@ -413,23 +413,23 @@ def _evaluate(args: argparse.Namespace, device: torch.device | None):
 # %% ../nbs/14_cli.ipynb #d691e0a1
 def _export(args: argparse.Namespace, device: torch.device | None):
     "Write the model of a checkpoint or run as --format says, with its search; with --score, score the directory as written."
-    format, path = formats.FORMATS[args.format], formats.export_source(args.run)
-    if args.alpha is not None and format.penalty != PAPER_PENALTY:
+    target, path = formats.FORMATS[args.format], formats.export_source(args.run)
+    if args.alpha is not None and target.penalty != PAPER_PENALTY:
         raise InputError(
-            f"--alpha is §6.1's length penalty, and a {format.name} directory stores an α for its engine's own "
-            f"({format.penalty}), chosen on validation: leave --alpha out, or give it to translate --model."
+            f"--alpha is §6.1's length penalty, and a {target.name} directory stores an α for its engine's own "
+            f"({target.penalty}), chosen on validation: leave --alpha out, or give it to translate --model."
         )
     translator = Translator.from_checkpoint(path, device=device, **_search_settings(args))  # the search it stores
     about, note = formats.provenance(path), ""
     out = formats.export(translator, args.out, args.format, args.quantization, about)
-    search = formats.search_words(formats.model_search(out), format.penalty)
+    searching = formats.search_words(formats.model_search(out), target.penalty)
     if args.score:  # the model as written (8-bit weights, another engine), with its stored search; then its card
         scores, _ = _score(args, lambda: formats.open_translator(out, device=device))
-        about["scores"] = {k: scores[k] for k in ("split", "sacrebleu", "signature")} | dict(search=search)
+        about["scores"] = {k: scores[k] for k in ("split", "sacrebleu", "signature")} | dict(search=searching)
         formats.export(translator, args.out, args.format, args.quantization, about)
         note = f" ({scores['sacrebleu']:.2f} sacreBLEU)"
     print(
-        f"exported {path} to {out}, searching with {search}{note}; translate with: annotated-transformer translate --model {out}"
+        f"exported {path} to {out}, searching with {searching}{note}; translate with: annotated-transformer translate --model {out}"
     )
 
 # %% ../nbs/14_cli.ipynb #1e76ba36

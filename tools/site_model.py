@@ -20,6 +20,7 @@ import torch
 
 from annotated_transformer import __version__
 from annotated_transformer.data import cache_dir
+from annotated_transformer.fast_decoding import BeamSearch
 from annotated_transformer.formats import model_search, provenance
 from annotated_transformer.multi30k import train_multi30k
 from annotated_transformer.native_format import read_description
@@ -124,6 +125,24 @@ def site_translator(model: Path | None) -> tuple[Translator, dict]:
     return Translator.from_pretrained(model, device="cpu"), read_description(model).get("about", {})
 
 
+def search_text(search: BeamSearch) -> str:
+    "What the page's search does, told for the model's stored `search` (greedy when its beam is 1)."
+    k, alpha, extra = search.beam, search.alpha, search.max_extra
+    if k == 1:
+        return (
+            "It takes the most probable token each time (greedy, the model's own search), until `</s>` or the "
+            f"input's length + {extra} tokens."
+        )
+    return (
+        f"With *greedy*, it takes the most probable token each time. With *beam {k}*, the model's own search, it keeps "
+        f"the {k} most probable prefixes (log P, the sum of their tokens' log-probabilities); a prefix that the model "
+        "ends with `</s>` is set aside with its score s = log P / lp, where the length penalty lp = ((5 + |Y|) / 6)^α, "
+        f"with the model's α = {alpha}, grows with the output's length |Y|, so that a longer output, whose log P sums "
+        f"more negative terms, can still win. Once {k} have ended, or the output has reached the input's length + "
+        f"{extra} tokens, the best s wins. The slider steps through the beam."
+    )
+
+
 def page(widget_html: str, sizes: dict, translator: Translator, about: dict, fallback: bool) -> str:
     'The "Try it" page: the widget, what it does, and which model it runs.'
     scores = about.get("scores")
@@ -139,7 +158,6 @@ def page(widget_html: str, sizes: dict, translator: Translator, about: dict, fal
     else:
         model = "The model is the one this site was built with (`make docs MODEL=DIR`)."
     src, tgt = (lang.upper() for lang in (translator.src_tok.lang, translator.tgt_tok.lang))
-    k, alpha, extra = translator.search.beam, translator.search.alpha, translator.search.max_extra  # its stored search
     return f"""# Try it
 
 {{.lead}}
@@ -151,13 +169,8 @@ search that found it, and where the model looked.
 When you first press *Translate*, the page loads onnxruntime-web ({sizes["runtime"]:.1f} MB) and the model's weights
 ({sizes["int8"]:.1f} MB in 8 bits, the default, or {sizes["float32"]:.1f} MB in float32), once for each choice of
 weights. It then splits the sentence into tokens as the Python package does, runs the encoder once and the decoder
-once per output token, and searches as [§6.1](decoding.ipynb) does. With *greedy*, it takes the most probable token
-each time. With *beam {k}*, the model's own search, it keeps the {k} most probable prefixes (log P, the sum of their
-tokens' log-probabilities); a prefix that the model ends with `</s>` is set aside with its score s = log P / lp, where
-the length penalty lp = ((5 + |Y|) / 6)^α, with the model's α = {alpha}, grows with the output's length |Y|, so that a
-longer output, whose log P sums more negative terms, can still win. Once {k} have ended, or the output has reached the
-input's length + {extra} tokens, the best s wins. The slider steps through the beam. Under it, the attention of every
-layer and head while the model chose the output's last token: choose the kind of attention, the layer and the head in
+once per output token, and searches as [§6.1](decoding.ipynb) does. {search_text(translator.search)} Below, the attention
+of every layer and head while the model chose the output's last token: choose the kind of attention, the layer and the head in
 the menus under the map.
 Nothing you type leaves your browser.
 
