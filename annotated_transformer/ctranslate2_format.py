@@ -26,8 +26,9 @@ from annotated_transformer.native_format import (
     write_description,
     write_search,
 )
+from .saving import Format
 from .training import SPECIALS
-from .translation import BaseTranslator, Format, Translator
+from .translation import BaseTranslator, Translator
 
 # %% ../nbs/10a_export.ipynb #c68982e6
 def _array(t: torch.Tensor):
@@ -130,7 +131,7 @@ def export_ctranslate2(
     translator: Translator,
     out: str | Path,  # the directory; created, its files replaced
     quantization: str | None = None,  # one of QUANTIZATIONS; None: float32
-    about: dict | None = None,  # as for `save_pretrained`
+    about: dict | None = None,  # as for `write_pretrained`
 ) -> Path:  # `out`
     "Convert `translator` for CTranslate2: its model.bin and vocabularies, with our tokenizers' files and a README."
     if quantization not in (None, *QUANTIZATIONS):
@@ -213,3 +214,4 @@ CTRANSLATE2 = Format(
     open=lambda path, device, **search: CT2Translator(path, device=device or "cpu", **search),
     quantizations=QUANTIZATIONS,
 )
+CT2Translator.format = CTRANSLATE2  # what its save_pretrained copies

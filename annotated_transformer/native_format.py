@@ -7,7 +7,7 @@ Docs: https://annotated-transformer.github.io/annotated-transformer/model_direct
 # %% auto #0
 __all__ = ['PRETRAINED_FORMAT', 'SEARCH_FILE', 'RELOAD_ADVICE', 'MAX_READ', 'DESCRIPTION_FILES', 'PRETRAINED_WEIGHTS',
            'PRETRAINED_USE', 'tied_names', 'write_search', 'recipe_search', 'saved_search', 'model_description',
-           'description_sha256', 'write_description', 'save_pretrained', 'model_file', 'read_model_bytes',
+           'description_sha256', 'write_description', 'write_pretrained', 'model_file', 'read_model_bytes',
            'read_model_json', 'no_way_out', 'checked_config', 'written_as', 'checked_files', 'text_kinds_hold',
            'checked_vocabularies', 'read_description', 'directory_search', 'files_sha256', 'read_pretrained',
            'model_card']
@@ -120,9 +120,9 @@ def _shared(path: Path):
     path.chmod(0o666 & ~mask)
 
 
-def save_pretrained(
+def write_pretrained(
     translator,  # a `Translator`, or any object with its model, tokenizers and vocabularies
-    out: str | Path,  # the model directory; created, and its files replaced
+    out: str | Path,  # the model directory, filled in place (`Translator.save_pretrained` and `export` stage it)
     about: dict | None = None,  # where the model came from and what it scored: kept in config.json and the README
 ) -> Path:  # `out`
     "Write `translator` as a model directory: safetensors weights, its search, a JSON description with the vocabularies, a README."
@@ -398,7 +398,7 @@ def _loaded_weights(path: Path, config: dict) -> dict[str, torch.Tensor]:
 
 
 def read_pretrained(
-    path: str | Path,  # a model directory written by `save_pretrained`
+    path: str | Path,  # a model directory written by `write_pretrained`
 ) -> Checkpoint:  # model, config, vocabs, langs (and bpe): what `Translator.from_saved` reads
     "The contents of a model directory, after checking its format and its weights' checksum."
     path = Path(path)

@@ -44,8 +44,9 @@ from annotated_transformer.native_format import (
     write_search,
 )
 from .recipe import Recipe
+from .saving import Format
 from .training import BOS, EOS, PAD, UNK
-from .translation import BaseTranslator, Format, Translator
+from .translation import BaseTranslator, Translator
 
 # %% ../nbs/10b_browser.ipynb #2f7e3d3c
 def _attention_weights(stack: nn.Module, attr: str) -> torch.Tensor:  # (batch, N, h, T_q, T_k)
@@ -277,7 +278,7 @@ def export_onnx(
     translator: Translator,
     out: str | Path,  # the directory; created, its files replaced
     quantization: str | None = None,  # "int8": 8-bit weights; None: float32
-    about: dict | None = None,  # as for `save_pretrained`
+    about: dict | None = None,  # as for `write_pretrained`
 ) -> Path:  # `out`
     "Write `translator` as ONNX graphs of the encoder and of one decoder step, with every attention weight among their outputs."
     if quantization not in (None, *ONNX_QUANTIZATIONS):
@@ -383,3 +384,4 @@ ONNX = Format(
     open=lambda path, device, **search: OnnxTranslator(path, device=device or "cpu", **search),  # another: refused
     quantizations=ONNX_QUANTIZATIONS,
 )
+OnnxTranslator.format = ONNX  # what its save_pretrained copies

@@ -30,11 +30,11 @@ from annotated_transformer.native_format import (
     read_model_json,
     write_description,
 )
+from .saving import Format
 from .training import BOS, EOS, PAD, SPECIALS, UNK
 from annotated_transformer.translation import (
     GREEDY,
     BaseTranslator,
-    Format,
     Translator,
     check_memory,
     meta_model,
@@ -280,3 +280,4 @@ TRANSFORMERS = Format(
     open=lambda path, device, **search: TransformersTranslator(path, device=device or "cpu", **search),
     penalty=LENGTH_PENALTY,
 )
+TransformersTranslator.format = TRANSFORMERS  # what its save_pretrained copies
