@@ -7,7 +7,7 @@ Docs: https://annotated-transformer.github.io/annotated-transformer/saving.html.
 # %% auto #0
 __all__ = ['Format', 'exported_files', 'one_export_at_a_time', 'write_directory', 'copy_export']
 
-# %% ../nbs/08c_saving.ipynb #d1836b12
+# %% ../nbs/08c_saving.ipynb #37a1052a
 import contextlib
 import os
 import shutil
@@ -23,7 +23,7 @@ from .fast_decoding import PAPER_PENALTY
 from .interrupts import stop_requests
 from .native_format import directory_search, model_file, read_description, read_model_json
 
-# %% ../nbs/08c_saving.ipynb #19edca6e
+# %% ../nbs/08c_saving.ipynb #f6d9c63d
 @dataclass(frozen=True)
 class Format:
     "A format a translator is exported to: its files, how to write them and how to open them, for the registry."
@@ -44,7 +44,7 @@ class Format:
     def kind(self) -> str:
         return self.version.split("/")[0]
 
-# %% ../nbs/08c_saving.ipynb #0f504ea0
+# %% ../nbs/08c_saving.ipynb #de314c2d
 def _unchanged(out: Path, name, digest) -> bool:
     "Whether the file `name` in `out` is still the one its description's checksum gives (`model_file`'s checks too)."
     try:
@@ -74,18 +74,19 @@ def exported_files(
             }
     return None
 
-# %% ../nbs/08c_saving.ipynb #fd73db39
+# %% ../nbs/08c_saving.ipynb #2a30d76e
 def _check_out(out: Path, formats: tuple[Format, ...]):
     "Refuse an `out` that holds files no export wrote (a user's own README.md or config.json would be replaced)."
     if out.exists() and not out.is_dir():
-        raise InputError(f"{out} is a file: give --out a directory (new, empty, or one an export wrote).")
+        raise InputError(f"{out} is a file: write into a directory (new, empty, or one an export wrote).")
     if not (above := next(p for p in out.absolute().parents if p.exists())).is_dir():  # the nearest that exists
-        raise InputError(f"{out} cannot be made: {above} is a file. Give --out a directory.")
+        raise InputError(f"{out} cannot be made: {above} is a file. Write into a directory.")
     files = sorted(p.name for p in out.iterdir()) if out.is_dir() else []
     if files and exported_files(out, formats) is None:
-        one = f", or one a {formats[0].name} export wrote" if len(formats) == 1 else ""  # (`save_pretrained`'s)
+        one = formats[0].name if len(formats) == 1 else ""  # `save_pretrained` replaces its own format's alone
+        which, or_one = (f"no {one} export", f", or one a {one} export wrote") if one else ("no export", "")
         raise InputError(
-            f"{out} holds files no export wrote ({', '.join(files[:5])}): write into a new or empty directory{one}."
+            f"{out} holds files {which} wrote ({', '.join(files[:5])}): write into a new or empty directory{or_one}."
         )
 
 
@@ -109,7 +110,7 @@ def one_export_at_a_time(out: Path):
     "Hold `out` for one writer: another meanwhile is refused (the operating system's lock, freed with the process)."
     lock = lock_or_refuse(
         out.absolute().parent / f".{out.name}.export.lock",
-        lambda: f"Another export is writing {out} now: wait for it to end, or choose another --out.",
+        lambda: f"Another export is writing {out} now: wait for it to end, or write into another directory.",
     )
     try:
         yield
@@ -118,7 +119,7 @@ def one_export_at_a_time(out: Path):
             Path(lock.lock_file).unlink()
         lock.release()
 
-# %% ../nbs/08c_saving.ipynb #4b5e135e
+# %% ../nbs/08c_saving.ipynb #094ef16c
 def write_directory(
     out: str | Path,  # the directory: new, empty, or one an export of `formats` wrote
     write: Callable[[Path], object],  # writes the files into the new directory it is given
@@ -145,14 +146,14 @@ def write_directory(
             shutil.rmtree(new, ignore_errors=True)  # what an interrupted or failed write wrote
     return out
 
-# %% ../nbs/08c_saving.ipynb #ddfd4aec
+# %% ../nbs/08c_saving.ipynb #01b8d4c4
 def copy_export(
     path: Path,  # a directory an export of `format` wrote
-    new: Path,  # where to copy its files
     format: Format,
     search,  # the search of the translator that saves it: the stored one, or refused
-):
-    "Copy the files an export of `format` wrote in `path` into `new`, if `search` is the one it stores."
+) -> Callable[[Path], None]:  # a `write` for `write_directory`
+    "What copies the files an export of `format` wrote in `path`: checked now, with `search`, which must be the stored one."
+    path = Path(path)
     stored = directory_search(path, read_description(path, format.description, format.version), format.penalty)
     if search != stored:
         raise InputError(
@@ -160,6 +161,11 @@ def copy_export(
             "the directory as it was exported. Open it without beam, alpha or allow_unk to copy it, or export the "
             "checkpoint with the search it should store (annotated-transformer export --beam, --alpha, --no-unk)."
         )
-    for name in sorted(exported_files(path, [format]) or ()):
-        if (path / name).is_file():  # a format's file that this model does not need (bpe.model for words) is absent
-            shutil.copy2(model_file(path, name), new / name)
+    names = [n for n in sorted(exported_files(path, [format]) or ()) if (path / n).is_file()]  # (bpe.model: BPE alone)
+    files = [model_file(path, name) for name in names]  # inside the directory, no link out
+
+    def write(new: Path):
+        for file in files:
+            shutil.copy2(file, new / file.name)
+
+    return write

@@ -151,7 +151,7 @@ class BaseTranslator:
 
     def save_pretrained(self, out: str | Path) -> Path:  # `out`
         "Copy the export this translator was opened from (`self.path`) to `out`, as `export` writes (`write_directory`)."
-        return write_directory(out, lambda new: copy_export(self.path, new, self.format, self.search), [self.format])
+        return write_directory(out, copy_export(self.path, self.format, self.search), [self.format])
 
     def searching(self, beam: int | None = None, alpha: float | None = None, allow_unk: bool | None = None) -> Search:
         "`self.search` with the settings given (not None) changed, and checked; another kind of search becomes a `BeamSearch`."
