@@ -83,10 +83,10 @@ def _check_out(out: Path, formats: tuple[Format, ...]):
         raise InputError(f"{out} cannot be made: {above} is a file. Write into a directory.")
     files = sorted(p.name for p in out.iterdir()) if out.is_dir() else []
     if files and exported_files(out, formats) is None:
-        one = formats[0].name if len(formats) == 1 else ""  # `save_pretrained` replaces its own format's alone
-        which, or_one = (f"no {one} export", f", or one a {one} export wrote") if one else ("no export", "")
+        own = f" {formats[0].name}" if len(formats) == 1 else ""  # `save_pretrained` replaces its own format's alone
+        also = f", or one a{own} export wrote" if own else ""
         raise InputError(
-            f"{out} holds files {which} wrote ({', '.join(files[:5])}): write into a new or empty directory{or_one}."
+            f"{out} holds files no{own} export wrote ({', '.join(files[:5])}): write into a new or empty directory{also}."
         )
 
 
