@@ -1,41 +1,52 @@
-"""The browser's text handling, docs/_static/try/text.js, agrees with the package's `Tokenizer`: Node runs the JS
-tokenizer, built from `tokenizer_rules(lang)`, over Multi30k's validation and test2016 sentences in German and English,
-and the JS detokenizer, built from `detokenizer_rules(lang)`, over the same sentences as `Tokenizer(lang)` tokenizes
-them. Each check compares with `Tokenizer(lang).tokenize_all` or `.detokenize`, sentence by sentence, reports
-`identical / total` and needs at least 99.5% identical."""
+"""The browser's text handling agrees with the package's: docs/_static/try/text.js with `Tokenizer`, and
+docs/_static/try/bpe.js with `BPETokenizer`. Node runs each JS tokenizer, built from the rules Python writes
+(`tokenizer_rules(lang)`; `bpe_rules` of a BPE learned from Multi30k's training sentences), over Multi30k's validation
+and test2016 sentences in German and English, and each JS detokenizer (`detokenizer_rules(lang)`; the same BPE's rules)
+over the same sentences as Python tokenizes them (for the BPE, every seventh piece made <unk> and <s> first, as a
+model's output may hold them); and the BPE's tokenizer over every character of Unicode, between two letters. Each
+check compares with Python's tokens or text, sentence by sentence, reports `identical / total` and needs at least 99.5%
+identical."""
 
 import json
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
-from annotated_transformer.data import Tokenizer, load_multi30k
-from annotated_transformer.onnx_format import detokenizer_rules, tokenizer_rules
+from annotated_transformer.data import BPETokenizer, Tokenizer, load_multi30k, train_bpe
+from annotated_transformer.onnx_format import bpe_rules, detokenizer_rules, tokenizer_rules
 
 pytestmark = pytest.mark.xdist_group("test_browser_text")  # its module-scoped fixture runs Node once, on one worker
 
 ROOT = Path(__file__).resolve().parent.parent
-TEXT_JS = ROOT / "docs" / "_static" / "try" / "text.js"
+TEXT_JS, BPE_JS = (ROOT / "docs" / "_static" / "try" / name for name in ("text.js", "bpe.js"))
 LANGS, SPLITS = ("de", "en"), ("val", "test_2016_flickr")
-CHECKS = [(kind, lang, split) for kind in ("tokenize", "detokenize") for lang in LANGS for split in SPLITS]
+KINDS = ("tokenize", "detokenize", "bpe tokenize", "bpe detokenize")
+CHECKS = [(kind, lang, split) for kind in KINDS for lang in LANGS for split in SPLITS]
+CHECKS.append(("bpe tokenize", "every", "character"))  # each of Unicode's between two letters: the normalisation
+EVERY_CHARACTER = [f"a{chr(c)}b" for c in range(sys.maxunicode + 1) if not 0xD800 <= c < 0xE000]  # but surrogates
 MIN_IDENTICAL = 0.995
 
 # Node's side: text.js's classes over each check's inputs, all read from and written to JSON files.
 DRIVER = """
 import { readFileSync, writeFileSync } from "node:fs";
 import { pathToFileURL } from "node:url";
-const [textJs, jobPath, outPath] = process.argv.slice(2);
+const [textJs, bpeJs, jobPath, outPath] = process.argv.slice(2);
 const { Tokenizer, Detokenizer } = await import(pathToFileURL(textJs));
+const { BPE } = await import(pathToFileURL(bpeJs));
 const { rules, checks } = JSON.parse(readFileSync(jobPath, "utf8"));
+const bpe = new BPE(rules.bpe);
+const made = {
+  tokenize: (lang) => new Tokenizer(rules[lang].tokenizer),
+  detokenize: (lang) => new Detokenizer(rules[lang].detokenizer),
+  "bpe tokenize": () => bpe,
+  "bpe detokenize": () => bpe,
+};
 const results = checks.map(({ kind, lang, inputs }) => {
-  if (kind === "tokenize") {
-    const tokenizer = new Tokenizer(rules[lang].tokenizer);
-    return inputs.map((text) => tokenizer.tokenize(text));
-  }
-  const detokenizer = new Detokenizer(rules[lang].detokenizer);
-  return inputs.map((tokens) => detokenizer.detokenize(tokens));
+  const tool = made[kind](lang);
+  return inputs.map((input) => (kind.endsWith("detokenize") ? tool.detokenize(input) : tool.tokenize(input)));
 });
 writeFileSync(outPath, JSON.stringify(results));
 """
@@ -46,22 +57,27 @@ def outputs(multi30k, tmp_path_factory) -> dict:
     "For each check, (JS's outputs, Python's), from one Node run over all the checks."
     node = shutil.which("node") or pytest.fail("No Node found: install Node.js 20 or newer (https://nodejs.org).")
     sentences = {split: dict(zip(("de", "en"), zip(*load_multi30k(split, multi30k)))) for split in SPLITS}
-    rules, inputs, expected = {}, {}, {}
+    bpe = train_bpe([text for pair in load_multi30k("train", multi30k) for text in pair])  # as the recipe's
+    rules, inputs, expected = {"bpe": bpe_rules(BPETokenizer(bpe, "de"))}, {}, {}
     for lang in LANGS:
-        tokenizer = Tokenizer(lang)
         rules[lang] = {"tokenizer": tokenizer_rules(lang), "detokenizer": detokenizer_rules(lang)}
-        for split in SPLITS:
-            texts = list(sentences[split][lang])
-            tokens = tokenizer.tokenize_all(texts)
-            inputs["tokenize", lang, split], expected["tokenize", lang, split] = texts, tokens
-            inputs["detokenize", lang, split] = tokens
-            expected["detokenize", lang, split] = [tokenizer.detokenize(t) for t in tokens]
+        for kind, tokenizer in (("", Tokenizer(lang)), ("bpe ", BPETokenizer(bpe, lang))):
+            for split in SPLITS:
+                texts = list(sentences[split][lang])
+                tokens = tokenizer.tokenize_all(texts)
+                inputs[f"{kind}tokenize", lang, split], expected[f"{kind}tokenize", lang, split] = texts, tokens
+                if kind:  # a model's output: <s> first, and <unk> where the vocabulary lacked the word
+                    tokens = [["<s>", *("<unk>" if i % 7 == 3 else t for i, t in enumerate(ts))] for ts in tokens]
+                inputs[f"{kind}detokenize", lang, split] = tokens
+                expected[f"{kind}detokenize", lang, split] = [tokenizer.detokenize(t) for t in tokens]
+    inputs[CHECKS[-1]] = EVERY_CHARACTER
+    expected[CHECKS[-1]] = BPETokenizer(bpe, "de").tokenize_all(EVERY_CHARACTER)
     tmp = tmp_path_factory.mktemp("browser-text")
     checks = [{"kind": kind, "lang": lang, "inputs": inputs[kind, lang, split]} for kind, lang, split in CHECKS]
     (tmp / "job.json").write_text(json.dumps({"rules": rules, "checks": checks}, ensure_ascii=False), encoding="utf-8")
     (tmp / "driver.mjs").write_text(DRIVER, encoding="utf-8")
     run = subprocess.run(
-        [node, tmp / "driver.mjs", TEXT_JS, tmp / "job.json", tmp / "out.json"],
+        [node, tmp / "driver.mjs", TEXT_JS, BPE_JS, tmp / "job.json", tmp / "out.json"],
         capture_output=True,
         text=True,
         timeout=120,

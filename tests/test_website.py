@@ -27,14 +27,17 @@ from pathlib import Path
 from urllib.parse import unquote, urljoin, urlsplit
 
 import pytest
+import torch
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 from playwright.sync_api import sync_playwright
 
-from annotated_transformer.data import load_multi30k
+from annotated_transformer.data import BPETokenizer, load_multi30k, train_bpe
 from annotated_transformer.decoding import MAX_EXTRA
 from annotated_transformer.fast_decoding import BeamSearch
 from annotated_transformer.formats import model_search
-from annotated_transformer.onnx_format import OnnxTranslator
+from annotated_transformer.model import TransformerConfig, build_model
+from annotated_transformer.onnx_format import OnnxTranslator, export_onnx
+from annotated_transformer.translation import Translator
 
 pytestmark = pytest.mark.xdist_group("test_website")  # its module-scoped fixtures are built once, on one worker
 
@@ -574,12 +577,26 @@ def _agree(weights: str, search: str, ours: list[str], python: list[str]) -> int
     return same
 
 
+def _in_node(model: Path, sentences: list[str], searches: list[dict], tmp_path: Path) -> list[list[dict]]:
+    "For each search, each sentence's {text, tokens, score, ms} from the page's translator in Node (translate.mjs)."
+    node = shutil.which("node") or pytest.fail("No Node found: install Node.js 20 or newer (https://nodejs.org).")
+    job = dict(model=str(model), sentences=sentences, searches=searches, maxExtra=MAX_EXTRA)
+    (tmp_path / "job.json").write_text(json.dumps(job, ensure_ascii=False), encoding="utf-8")
+    run = subprocess.run(
+        [node, ROOT / "tools" / "web" / "translate.mjs", tmp_path / "job.json", tmp_path / "out.json"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert run.returncode == 0, f"Node failed:\n{run.stderr[-4000:]}"
+    return json.loads((tmp_path / "out.json").read_text(encoding="utf-8"))
+
+
 def test_translator_in_node_searches_as_python(site, multi30k, tmp_path):
     """The page's translator with no page in it (docs/_static/try/translator.js), run by Node on the WebAssembly
     runtime the page runs (tools/web/translate.mjs): with each of the site's weights, validation sentences translate
     with greedy search (with and without <unk>) and with the beam exactly as Python's `OnnxTranslator` translates them,
     with the model's α."""
-    node = shutil.which("node") or pytest.fail("No Node found: install Node.js 20 or newer (https://nodejs.org).")
     out, _ = site
     sentences = [source for source, _ in load_multi30k("val", multi30k)[:NODE_TRIED]]
     figures = {}
@@ -590,16 +607,7 @@ def test_translator_in_node_searches_as_python(site, multi30k, tmp_path):
             dict(beam=beam, alpha=stored.alpha, allowUnk=stored.allow_unk if unk is None else unk)
             for beam, unk in NODE_SEARCHES.values()
         ]
-        job = dict(model=str(model), sentences=sentences, searches=searches, maxExtra=MAX_EXTRA)
-        (tmp_path / "job.json").write_text(json.dumps(job, ensure_ascii=False), encoding="utf-8")
-        run = subprocess.run(
-            [node, ROOT / "tools" / "web" / "translate.mjs", tmp_path / "job.json", tmp_path / "out.json"],
-            capture_output=True,
-            text=True,
-            timeout=600,
-        )
-        assert run.returncode == 0, f"Node failed:\n{run.stderr[-4000:]}"
-        results = json.loads((tmp_path / "out.json").read_text(encoding="utf-8"))
+        results = _in_node(model, sentences, searches, tmp_path)
         greedy_texts, beam_texts = ([o["text"] for o in outputs] for outputs in results[:2])
         assert greedy_texts != beam_texts, "the beam found what greedy search found on every sentence: is it searching?"
         for (search, (beam, unk)), outputs in zip(NODE_SEARCHES.items(), results):
@@ -607,6 +615,21 @@ def test_translator_in_node_searches_as_python(site, multi30k, tmp_path):
             median = statistics.median(o["ms"] for o in outputs)
             figures[f"{weights} {search}"] = dict(identical=f"{same} / {len(sentences)}", median_ms=median)
     print(json.dumps(figures))
+
+
+def test_translator_in_node_reads_a_bpe_model(multi30k, tmp_path):
+    """The page's translator opens an ONNX export of a BPE model (its text by docs/_static/try/bpe.js): an untrained
+    model over a small BPE translates validation sentences, greedily and with a beam of 3, as `OnnxTranslator` does
+    (with no page: the site's own model has a word vocabulary)."""
+    bpe = BPETokenizer(train_bpe([text for pair in load_multi30k("val", multi30k) for text in pair], 600), "de")
+    torch.manual_seed(0)
+    config = TransformerConfig(len(bpe.vocab()), len(bpe.vocab()), N=2, d_model=32, d_ff=64, h=4, max_len=128)
+    vocabularies = (bpe, BPETokenizer(bpe.model, "en"), bpe.vocab(), bpe.vocab())
+    model = export_onnx(Translator(build_model(config), *vocabularies), tmp_path / "bpe")
+    sentences = [source for source, _ in load_multi30k("val", multi30k)[:20]]
+    results = _in_node(model, sentences, [dict(beam=1, alpha=0.6), dict(beam=3, alpha=0.6)], tmp_path)
+    for beam, outputs in zip((1, 3), results):
+        assert [o["text"] for o in outputs] == OnnxTranslator(model, beam=beam, alpha=0.6).translate(sentences), beam
 
 
 def test_try_it_translates_as_python_does(site, browser, multi30k):

@@ -4,6 +4,7 @@
 // search), keeping each step of the beam for the page to show. Every number it needs comes from the model
 // directory (config.json: the vocabularies, whose first tokens are the special ones, and the positions) or from
 // its caller (the beam, α and the extra output tokens, which the site reads from the package).
+import { BPE } from "./bpe.js";
 import { Detokenizer, Tokenizer } from "./text.js";
 
 /** `bytes` if their SHA-256 is `expected`; else an error naming the file. */
@@ -30,8 +31,9 @@ export function lengthPenalty(length, alpha) {
 export class WebTranslator {
   constructor(ort, config, rules, encoder, decoder, maxExtra) {
     Object.assign(this, { ort, config, encoder, decoder, maxExtra });
-    this.tokenizer = new Tokenizer(rules.source);
-    this.detokenizer = new Detokenizer(rules.target);
+    const bpe = rules.bpe && new BPE(rules.bpe); // one BPE for both languages, or words by spaCy's and Moses' rules
+    this.tokenizer = bpe || new Tokenizer(rules.source);
+    this.detokenizer = bpe || new Detokenizer(rules.target);
     this.source = new Map(config.vocabs.src.map((token, id) => [token, id]));
     const special = (token) => config.vocabs.tgt.indexOf(token); // training.SPECIALS, first in both vocabularies
     [this.BOS, this.EOS, this.PAD, this.UNK] = ["<s>", "</s>", "<blank>", "<unk>"].map(special);

@@ -1,0 +1,67 @@
+// Subword pieces in the browser, as the package's `annotated_transformer.data.BPETokenizer` finds them: sentencepiece's
+// byte-pair encoding (its normalisation, then the merges by score), and its way back to text. The rules come from
+// Python (`onnx_format.bpe_rules`): the pieces and their scores, the control pieces, the unknown piece's text, and
+// where sentencepiece's normalisation differs from Unicode's NFKC, character by character.
+import { normalized } from "./text.js";
+
+const SPACE = "\u2581"; // ▁, sentencepiece's mark of a space
+
+export class BPE {
+  constructor(rules) {
+    this.lang = rules.lang;
+    this.scores = new Map(Object.entries(rules.pieces)); // the pieces merges may make, with their scores
+    this.control = new Set(rules.control); // <s>, </s>, <blank>: no text
+    this.unknown = rules.unknown;
+    this.unknownText = rules.unknown_text; // what <unk> reads as
+    this.mapped = new Map(Object.entries(rules.normalization)); // a character: sentencepiece's text for it
+  }
+
+  /** The text as sentencepiece's nmt_nfkc normalises it (NFKC, but a character of the rules as they map it), with
+   * its whitespace made single, trimmed and marked ▁. */
+  #normalize(text) {
+    let done = "";
+    let run = ""; // characters NFKC normalises, since the last one the rules map
+    for (const char of normalized(text)) {
+      const mapped = this.mapped.get(char);
+      if (mapped === undefined) run += char;
+      else [done, run] = [done + run.normalize("NFKC") + mapped, ""];
+    }
+    const words = (done + run.normalize("NFKC")).split(" ").filter(Boolean);
+    return words.length ? SPACE + words.join(SPACE) : "";
+  }
+
+  /** The pieces of `text`: its characters merged, the pair whose merge scores highest first (the leftmost of
+   * equals), until no neighbours make a piece; a run of characters no piece holds is one piece, read as <unk>. */
+  tokenize(text) {
+    const symbols = Array.from(this.#normalize(text));
+    for (;;) {
+      let best = -1;
+      let bestScore = -Infinity;
+      for (let i = 0; i + 1 < symbols.length; i++) {
+        const score = this.scores.get(symbols[i] + symbols[i + 1]);
+        if (score !== undefined && score > bestScore) [best, bestScore] = [i, score];
+      }
+      if (best < 0) break;
+      symbols.splice(best, 2, symbols[best] + symbols[best + 1]);
+    }
+    const pieces = [];
+    for (const symbol of symbols) {
+      const unknown = !this.scores.has(symbol);
+      if (unknown && pieces.length && !this.scores.has(pieces.at(-1))) pieces[pieces.length - 1] += symbol;
+      else pieces.push(symbol);
+    }
+    return pieces;
+  }
+
+  /** The text of pieces: control pieces read as nothing, <unk> as its text, ▁ as a space; the spaces that open the
+   * text, before its first piece that reads as something, go. */
+  detokenize(pieces) {
+    let text = "";
+    for (const piece of pieces) {
+      if (this.control.has(piece)) continue;
+      const surface = piece === this.unknown ? this.unknownText : piece.replaceAll(SPACE, " ");
+      text += text ? surface : piece === this.unknown ? surface : surface.replace(/^ /, "");
+    }
+    return text;
+  }
+}
