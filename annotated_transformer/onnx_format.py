@@ -266,7 +266,7 @@ ONNX_FORMAT = "annotated-transformer-onnx/2"  # config.json's "format"; /2: text
 ONNX_QUANTIZATIONS = ("int8",)
 ONNX_WEIGHTS = (
     "- `encoder.onnx` and `decoder.onnx`: the encoder and one decoder step, every attention weight among their outputs\n"
-    "- `text.json`: the tokenizer's and the detokenizer's rules, for the browser's `text.js`"
+    "- `text.json`: the tokenizers' rules, for the browser's `text.js` (words) or `bpe.js` (BPE)"
 )
 ONNX_USE = """```sh
 pip install "annotated-transformer[onnx]"

@@ -59,8 +59,9 @@ export class BPE {
     let text = "";
     for (const piece of pieces) {
       if (this.control.has(piece)) continue;
-      const surface = piece === this.unknown ? this.unknownText : piece.replaceAll(SPACE, " ");
-      text += text ? surface : piece === this.unknown ? surface : surface.replace(/^ /, "");
+      const unknown = piece === this.unknown;
+      const surface = unknown ? this.unknownText : piece.replaceAll(SPACE, " ");
+      text += text || unknown ? surface : surface.replace(/^ /, ""); // the text's opening space goes, not <unk>'s
     }
     return text;
   }
