@@ -6,8 +6,9 @@ Docs: https://annotated-transformer.github.io/annotated-transformer/browser.html
 
 # %% auto #0
 __all__ = ['GRAPHS', 'MOSES_OWN_RULES', 'SPACE_MARK', 'WEB_POSITIONS', 'TRACING', 'ONNX_FORMAT', 'ONNX_QUANTIZATIONS',
-           'ONNX_WEIGHTS', 'ONNX_USE', 'ONNX', 'EncoderGraph', 'DecoderGraph', 'js_regex', 'tokenizer_rules',
-           'detokenizer_rules', 'bpe_rules', 'text_rules', 'export_onnx', 'OnnxSteps', 'OnnxTranslator']
+           'ONNX_WEIGHTS', 'ONNX_USE', 'ONNX_MAX_BYTES', 'ONNX', 'EncoderGraph', 'DecoderGraph', 'js_regex',
+           'tokenizer_rules', 'detokenizer_rules', 'bpe_rules', 'text_rules', 'export_onnx', 'OnnxSteps',
+           'OnnxTranslator']
 
 # %% ../nbs/10b_browser.ipynb #99c34ed3
 import copy
@@ -312,6 +313,16 @@ def _write_graphs(model: EncoderDecoder, out: Path, quantization: str | None) ->
     return {name: dict(bytes=(out / name).stat().st_size, sha256=sha256(out / name)) for name in GRAPHS}
 
 
+ONNX_MAX_BYTES = (
+    2**31
+)  # protobuf's limit on one file: past it, PyTorch's exporter puts the weights in files of their own
+
+
+def _float32_bytes(model: EncoderDecoder) -> int:
+    "The bytes the model's weights take in float32, as its graphs hold them."
+    return 4 * sum(p.numel() for p in model.parameters())
+
+
 def export_onnx(
     translator: Translator,
     out: str | Path,  # the directory; created, its files replaced
@@ -328,6 +339,12 @@ def export_onnx(
             f"The browser cannot detokenize {translator.tgt_tok.lang}: it follows Moses' detokenizer for every language "
             f"but {', '.join(MOSES_OWN_RULES)}, which Moses treats by rules of their own. Export this model in another "
             "format (--format native or ctranslate2)."
+        )
+    if (size := _float32_bytes(translator.model)) >= ONNX_MAX_BYTES:
+        raise InputError(
+            f"This model's weights take {size / 2**30:.1f} GiB in float32, past the 2 GiB an ONNX file can hold; "
+            "this format keeps each graph in one file, as a browser loads it. Export it with --format native, "
+            "ctranslate2 or transformers, which hold a model of any size."
         )
     out, model = Path(out), _web_model(translator.model)
     out.mkdir(parents=True, exist_ok=True)
