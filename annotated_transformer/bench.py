@@ -39,7 +39,7 @@ from .multi30k import MULTI30K, prepare_multi30k
 from .recipe import PRECISIONS, autocast_dtype, translation_model
 from .trainer import ClosedFormLabelSmoothing
 from .training import Batch, LabelSmoothing, batch_loss, paper_optimizer
-from .translation import Translator
+from .translation import Translator, bleu_scores
 
 # %% ../nbs/15_performance.ipynb #acf7a3ce
 class TorchEncoder(nn.Module):
@@ -346,9 +346,11 @@ def _decoding_rows(checkpoint: Path, data_dir: str | Path | None, device: str, r
 def _serving_rows(
     checkpoint: Path, data_dir: str | Path | None, device: str, repeats: int, threads: int | None
 ) -> list[dict]:
-    "Translating the test sentences end to end, ours against CTranslate2 in float32 and with 8-bit weights."
+    "Translating the test sentences end to end, ours against CTranslate2 in float32 and with 8-bit weights, ours too on a CPU."
     ours = Translator.from_checkpoint(checkpoint, device=device, search=BeamSearch(4))
-    sources = [src for src, _ in load_multi30k("test_2016_flickr", data_dir)]
+    mine = {"ours": ours, **({"ours int8": ours.int8()} if device == "cpu" else {})}  # PyTorch's 8-bit kernels: CPU
+    pairs = load_multi30k("test_2016_flickr", data_dir)
+    sources, references = [src for src, _ in pairs], [tgt for _, tgt in pairs]
     with tempfile.TemporaryDirectory() as tmp:
         engines = {
             f"CTranslate2 {q}": CT2Translator(
@@ -359,9 +361,22 @@ def _serving_rows(
             )
             for q in ("float32", "int8")
         }
-        rates = translation_speeds({"ours": ours, **engines}, sources, repeats)
+        rates = translation_speeds({**mine, **engines}, sources, repeats)
     measurement = f"translating, beam 4: sentences/s ({len(sources)} test sentences)"
-    return [_row(measurement, "ours", rates["ours"], name, rates[name]) for name in engines]
+    rows = [_row(measurement, "ours", rates["ours"], name, rates[name]) for name in engines]
+    if "ours int8" not in mine:
+        return rows
+    bleu = {name: bleu_scores(t.translate(sources), references, "en")["sacrebleu"] for name, t in mine.items()}
+    return rows + [
+        _row(measurement, "ours int8", rates["ours int8"], "CTranslate2 int8", rates["CTranslate2 int8"]),
+        _row(
+            f"translating, beam 4: sacreBLEU ({len(sources)} test sentences)",
+            "ours int8",
+            bleu["ours int8"],
+            "ours",
+            bleu["ours"],
+        ),
+    ]
 
 # %% ../nbs/15_performance.ipynb #f3a7a31e
 def benchmark(

@@ -135,6 +135,11 @@ def _model_command(commands, name: str, help: str, description: str) -> argparse
     model = command.add_argument_group("the model and its search")
     model.add_argument("--model", "--checkpoint", dest="model", type=Path, required=True, help=MODEL_HELP)
     _add_device_option(model)
+    model.add_argument(
+        "--int8",
+        action="store_true",
+        help="translate with 8-bit weights in the linear layers, on the CPU: faster (a PyTorch model only)",
+    )
     _add_search_options(model)
     return command
 
@@ -152,7 +157,7 @@ def _add_search_options(group: argparse._ActionsContainer):
 
 def _open_model(args: argparse.Namespace, device: torch.device | None) -> BaseTranslator:
     "The translator of --model, searching as it stores, or as --beam, --alpha and --unk/--no-unk say."
-    return formats.open_translator(args.model, device=device, **_search_settings(args))
+    return formats.open_translator(args.model, device=device, int8=args.int8, **_search_settings(args))
 
 
 def _search_settings(args: argparse.Namespace) -> dict:  # beam, alpha, allow_unk: None keeps the model's own

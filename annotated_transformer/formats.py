@@ -13,6 +13,7 @@ from pathlib import Path
 import torch
 
 from .checkpoints import read_checkpoint, snapshot_files
+from .cpu import check_float
 from .ctranslate2_format import CTRANSLATE2
 from .errors import InputError, MissingFileError
 from .fast_decoding import PAPER_PENALTY, BeamSearch
@@ -81,7 +82,9 @@ def export(
     if quantization and not FORMATS[format].quantizations:
         quantized = " or ".join(f.name for f in FORMATS.values() if f.quantizations)
         raise InputError(f"Quantization is for --format {quantized}; a {format} directory keeps float32 weights.")
+    check_float(translator.model)
     write = FORMATS[format].write
+
     return write_directory(out, lambda new: write(translator, new, quantization, about), FORMATS.values())
 
 # %% ../nbs/10d_formats.ipynb #c19f972d
@@ -113,9 +116,18 @@ def open_translator(
     beam: int | None = None,  # the search's settings; None: as the model stores them (`model_search`)
     alpha: float | None = None,  # length penalty α, for the penalty its engine applies
     allow_unk: bool | None = None,  # False: never output <unk>
+    int8: bool = False,  # a PyTorch model with 8-bit weights in its linear layers (`Translator.int8`), on the CPU
 ) -> BaseTranslator:
     "A translator for any kind of saved model, searching as it stores, with the settings given (not None) changed."
     path, settings = Path(path), dict(beam=beam, alpha=alpha, allow_unk=allow_unk)
+    device = "cpu" if int8 and device is None else device
     if not path.is_dir():
-        return Translator.from_checkpoint(path, device=device, **settings)
-    return format_of(path).open(path, device=device, **settings)
+        translator = Translator.from_checkpoint(path, device=device, **settings)
+    else:
+        translator = format_of(path).open(path, device=device, **settings)
+    if int8 and not isinstance(translator, Translator):
+        raise InputError(
+            f"8-bit weights while translating are PyTorch's, and {path} is a {translator.format.name} directory: "
+            "for CTranslate2's own, export the model with --format ctranslate2 --quantization int8."
+        )
+    return translator.int8() if int8 else translator

@@ -191,7 +191,7 @@ def test_a_budget_run_plans_its_end(tmp_path: Path, corpus: Path):
 
 def test_translate_stdin_to_stdout(interrupted_and_resumed: Path):
     text = "Ein Mann fährt Fahrrad.\n\nZwei Hunde spielen im Schnee.\n"
-    for search in ([], ["--beam", "1"]):  # the default beam of 4, and greedy decoding
+    for search in ([], ["--beam", "1"], ["--int8"]):  # the default beam of 4, greedy decoding, 8-bit weights
         out = cli("translate", "--checkpoint", str(interrupted_and_resumed / "last.pt"), *search, input=text).stdout
         lines = out.split("\n")
         assert len(lines) == 4 and lines[1] == "" and lines[3] == ""  # three lines out, the empty one kept
