@@ -348,7 +348,8 @@ def _serving_rows(
 ) -> list[dict]:
     "Translating the test sentences end to end, ours against CTranslate2 in float32 and with 8-bit weights, ours too on a CPU."
     ours = Translator.from_checkpoint(checkpoint, device=device, search=BeamSearch(4))
-    mine = {"ours": ours, **({"ours int8": ours.int8()} if device == "cpu" else {})}  # PyTorch's 8-bit kernels: CPU
+    on_cpu = torch.device(device).type == "cpu"  # where PyTorch's 8-bit kernels run
+    mine = {"ours": ours, **({"ours int8": ours.int8()} if on_cpu else {})}
     pairs = load_multi30k("test_2016_flickr", data_dir)
     sources, references = [src for src, _ in pairs], [tgt for _, tgt in pairs]
     with tempfile.TemporaryDirectory() as tmp:

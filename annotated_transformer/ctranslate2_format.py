@@ -14,6 +14,7 @@ from pathlib import Path
 import torch
 from torch import nn
 
+from .cpu import check_float
 from .decoding import length_penalty
 from .errors import InputError, ModelFileError, optional_import
 from .fast_decoding import BeamSearch, changed_search
@@ -134,6 +135,8 @@ def export_ctranslate2(
     about: dict | None = None,  # as for `write_pretrained`
 ) -> Path:  # `out`
     "Convert `translator` for CTranslate2: its model.bin and vocabularies, with our tokenizers' files and a README."
+    check_float(translator.model)
+
     if quantization not in (None, *QUANTIZATIONS):
         raise InputError(f"quantization must be one of {QUANTIZATIONS}, not {quantization!r}.")
     out = Path(out)

@@ -13,7 +13,6 @@ from pathlib import Path
 import torch
 
 from .checkpoints import read_checkpoint, snapshot_files
-from .cpu import check_float
 from .ctranslate2_format import CTRANSLATE2
 from .errors import InputError, MissingFileError
 from .fast_decoding import PAPER_PENALTY, BeamSearch
@@ -82,7 +81,6 @@ def export(
     if quantization and not FORMATS[format].quantizations:
         quantized = " or ".join(f.name for f in FORMATS.values() if f.quantizations)
         raise InputError(f"Quantization is for --format {quantized}; a {format} directory keeps float32 weights.")
-    check_float(translator.model)
     write = FORMATS[format].write
 
     return write_directory(out, lambda new: write(translator, new, quantization, about), FORMATS.values())
@@ -121,13 +119,18 @@ def open_translator(
     "A translator for any kind of saved model, searching as it stores, with the settings given (not None) changed."
     path, settings = Path(path), dict(beam=beam, alpha=alpha, allow_unk=allow_unk)
     device = "cpu" if int8 and device is None else device
+    if int8 and torch.device(device).type != "cpu":
+        raise InputError(
+            f"8-bit weights (--int8) are for the CPU, not {device}: give --device cpu, or leave out --int8."
+        )
     if not path.is_dir():
         translator = Translator.from_checkpoint(path, device=device, **settings)
     else:
         translator = format_of(path).open(path, device=device, **settings)
     if int8 and not isinstance(translator, Translator):
+        quantized = " or ".join(f.name for f in FORMATS.values() if f.quantizations)
         raise InputError(
-            f"8-bit weights while translating are PyTorch's, and {path} is a {translator.format.name} directory: "
-            "for CTranslate2's own, export the model with --format ctranslate2 --quantization int8."
+            f"8-bit weights while translating (--int8) are PyTorch's, and {path} is a {translator.format.name} "
+            f"directory: export the model with --format {quantized} --quantization int8 for that engine's own."
         )
     return translator.int8() if int8 else translator

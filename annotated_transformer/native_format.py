@@ -25,6 +25,7 @@ import torch
 from safetensors import SafetensorError
 
 from .checkpoints import Checkpoint, write_atomically
+from .cpu import check_float
 from .data import sha256
 from .errors import DataError, InputError, MissingFileError, ModelFileError
 from .fast_decoding import MAX_ALPHA, PAPER_PENALTY, BeamSearch, search_config, stored_search
@@ -126,6 +127,8 @@ def write_pretrained(
     about: dict | None = None,  # where the model came from and what it scored: kept in config.json and the README
 ) -> Path:  # `out`
     "Write `translator` as a model directory: safetensors weights, its search, a JSON description with the vocabularies, a README."
+    check_float(translator.model)
+
     out, state = Path(out), translator.model.state_dict()
     tied = tied_names(state)
     weights = {name: tensor.detach().cpu().contiguous() for name, tensor in state.items() if name not in tied}

@@ -32,6 +32,7 @@ from torch import nn
 
 from .attention import padding_mask, subsequent_mask
 from .checkpoints import write_atomically
+from .cpu import check_float
 from .data import REJOINED, BPETokenizer, Tokenizer, sha256
 from .errors import InputError, ModelFileError, optional_import
 from .fast_decoding import BeamSearch, changed_search, search_steps
@@ -330,6 +331,8 @@ def export_onnx(
     about: dict | None = None,  # as for `write_pretrained`
 ) -> Path:  # `out`
     "Write `translator` as ONNX graphs of the encoder and of one decoder step, with every attention weight among their outputs."
+    check_float(translator.model)
+
     if quantization not in (None, *ONNX_QUANTIZATIONS):
         raise InputError(
             f"quantization for ONNX must be one of {ONNX_QUANTIZATIONS} or none (float32), not {quantization!r}."

@@ -17,6 +17,7 @@ import torch
 from safetensors import SafetensorError
 from torch import Tensor
 
+from .cpu import check_float
 from .data import BPETokenizer
 from .errors import InputError, ModelFileError, optional_import
 from .fast_decoding import LENGTH_PENALTY, BeamSearch, changed_search, search_config
@@ -198,6 +199,8 @@ def export_transformers(
     alpha: float = HF_SEARCH.alpha,  # for transformers' length penalty, stored with the translator's beam and <unk> rule
 ) -> Path:  # `out`
     "Write `translator` as a MarianMT directory that transformers' `from_pretrained` loads, with its tokenizer and search."
+    check_float(translator.model)
+
     _refuse_unmappable(translator)
     search = replace(translator.search, alpha=alpha)
     out, transformers = Path(out), _transformers()

@@ -28,7 +28,7 @@ from tqdm.auto import tqdm
 
 from .batches import TokenBudgetSampler, collate
 from .checkpoints import average_checkpoints, read_checkpoint, snapshot_files
-from .cpu import check_float, int8_linears
+from .cpu import int8_linears
 from .data import BOS, EOS, BPETokenizer, Tokenizer, Vocab
 from .decoding import MAX_EXTRA
 from annotated_transformer.errors import (
@@ -278,7 +278,6 @@ class Translator(BaseTranslator):
 
     def save_pretrained(self, out: str | Path, about: dict | None = None) -> Path:  # `out`
         "Write this translator as a model directory, which `from_pretrained` reads, as `export` writes (`write_directory`)."
-        check_float(self.model)
         return write_directory(out, lambda new: write_pretrained(self, new, about), [self.format])
 
     def int8(self) -> "Translator":
