@@ -61,6 +61,11 @@ FORMATS: dict[str, Format] = {
 }  # the registry: a new format goes here
 
 
+def _quantizing_formats() -> str:  # e.g. "ctranslate2 or onnx"
+    "The formats an export writes with 8-bit weights, in words, for a message."
+    return " or ".join(f.name for f in FORMATS.values() if f.quantizations)
+
+
 def search_words(search: BeamSearch, penalty: str = PAPER_PENALTY) -> str:
     "A search in words, for a model card and the command line, with the penalty its α is for where that is not §6.1's."
     note = "" if penalty == PAPER_PENALTY else f" for the length penalty {penalty}"
@@ -79,8 +84,9 @@ def export(
     if format not in FORMATS:
         raise InputError(f"format must be one of {tuple(FORMATS)}, not {format!r}.")
     if quantization and not FORMATS[format].quantizations:
-        quantized = " or ".join(f.name for f in FORMATS.values() if f.quantizations)
-        raise InputError(f"Quantization is for --format {quantized}; a {format} directory keeps float32 weights.")
+        raise InputError(
+            f"Quantization is for --format {_quantizing_formats()}; a {format} directory keeps float32 weights."
+        )
     write = FORMATS[format].write
 
     return write_directory(out, lambda new: write(translator, new, quantization, about), FORMATS.values())
@@ -128,9 +134,8 @@ def open_translator(
     else:
         translator = format_of(path).open(path, device=device, **settings)
     if int8 and not isinstance(translator, Translator):
-        quantized = " or ".join(f.name for f in FORMATS.values() if f.quantizations)
         raise InputError(
             f"8-bit weights while translating (--int8) are PyTorch's, and {path} is a {translator.format.name} "
-            f"directory: export the model with --format {quantized} --quantization int8 for that engine's own."
+            f"directory: export the model with --format {_quantizing_formats()} --quantization int8 for that engine's own."
         )
     return translator.int8() if int8 else translator

@@ -314,9 +314,8 @@ def _write_graphs(model: EncoderDecoder, out: Path, quantization: str | None) ->
     return {name: dict(bytes=(out / name).stat().st_size, sha256=sha256(out / name)) for name in GRAPHS}
 
 
-ONNX_MAX_BYTES = (
-    2**31
-)  # protobuf's limit on one file: past it, PyTorch's exporter puts the weights in files of their own
+# protobuf's limit on one file: past it, PyTorch's exporter puts the weights in files of their own
+ONNX_MAX_BYTES = 2**31
 
 
 def _float32_bytes(model: EncoderDecoder) -> int:
