@@ -289,19 +289,21 @@ class Trainer:
             return self.make_batches(self.state.epoch, start=start)
         return itertools.islice(self.make_batches(self.state.epoch), start, None)
 
-    def forward_backward(self, batch: Batch) -> tuple[float, int, int]:  # summed loss, target tokens, pairs
+    def forward_backward(self, batch: Batch) -> tuple[Tensor, int, int]:  # summed loss, target tokens, pairs
         "One batch forward and backward, its gradient scaled so that `accum_iter` batches add up to their mean."
         accumulating = self.state.batch_in_epoch % self.accum_iter != 0  # no update after this batch
         with self.processes.accumulating(self.net) if accumulating else contextlib.nullcontext():
             with torch.autocast(batch.src.device.type, dtype=self.autocast, enabled=self.autocast is not None):
                 loss = batch_loss(self.net, self.criterion, batch)
             (loss / batch.ntokens / self.accum_iter).backward()
-        return loss.item(), batch.ntokens, len(batch.src)
+        return loss.detach(), batch.ntokens, len(batch.src)  # the loss stays on the device until the update
 
-    def step(self, counts: list):  # this process's summed loss, target tokens and pairs of the update
+    def step(self, counts: list):  # this process's summed loss (on the device), target tokens and pairs of the update
         "`update` the weights, count the update in the state, add a row to its history, and call the hooks."
         st = self.state
-        loss, tokens, pairs = self.processes.sum(torch.tensor(counts, dtype=torch.float64)).tolist()  # all processes'
+        loss, tokens, pairs = counts
+        summed = torch.cat([loss.double().reshape(1), loss.new_tensor([tokens, pairs], dtype=torch.float64)])
+        loss, tokens, pairs = self.processes.sum(summed).tolist()  # all processes', read once per update
         lr, now = update(self.optimizer, self.scheduler), time.perf_counter()
         st.step, st.samples, st.tokens = st.step + 1, st.samples + int(pairs), st.tokens + int(tokens)
         seconds, self.last = now - self.last, now
