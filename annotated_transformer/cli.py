@@ -13,6 +13,7 @@ import dataclasses
 import json
 import os
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import get_args
@@ -65,7 +66,7 @@ def _add_recipe_options(parser: argparse.ArgumentParser, corpus: Corpus):
 def _recipe(args: argparse.Namespace, corpus: Corpus) -> Recipe | None:
     "The corpus's recipe for a new run, or when resuming the run's own (None if there is none), with every option given."
     given = {f.name: getattr(args, f.name) for f in dataclasses.fields(Recipe) if getattr(args, f.name) is not None}
-    if not args.resume:
+    if not getattr(args, "resume", False):  # `prepare` prepares what a new run would train on
         return corpus.new_recipe({name: getattr(args, name) for name in corpus.data}, given)
     last = args.out / "last.pt"
     return (
@@ -82,7 +83,7 @@ def parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     commands = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for add_command in (_add_train, _add_translate, _add_evaluate, _add_average, _add_export):
+    for add_command in (_add_train, _add_prepare, _add_translate, _add_evaluate, _add_average, _add_export):
         add_command(commands)
     return p
 
@@ -190,8 +191,7 @@ def _add_train_corpus(tasks, name: str, corpus: Corpus):
         "after each epoch and with every weight snapshot; --resume continues an interrupted run from there.",
     )
     p.add_argument("--out", type=Path, default=Path("runs") / name, help="checkpoint directory (default: %(default)s)")
-    for name, keywords in corpus.data.items():
-        p.add_argument("--" + name.replace("_", "-"), dest=name, **keywords)
+    _add_data_options(p, corpus)
     p.add_argument(
         "--resume",
         action="store_true",
@@ -209,6 +209,28 @@ def _add_train_corpus(tasks, name: str, corpus: Corpus):
         help="under torchrun: how long a process waits for the others (default: 5 on CPUs, 30 on GPUs)",
     )
     _add_recipe_options(p, corpus)
+
+
+def _add_data_options(parser: argparse.ArgumentParser, corpus: Corpus):
+    "The options that say where a corpus's files are: --data-dir, or --train, --val and --val-size."
+    for name, keywords in corpus.data.items():
+        parser.add_argument("--" + name.replace("_", "-"), dest=name, **keywords)
+
+
+def _add_prepare(commands):
+    "`prepare CORPUS`: encode a corpus once, as `train CORPUS` with the same data and recipe options would."
+    prepare = commands.add_parser(
+        "prepare",
+        help="encode a corpus once, before training on it (a large one, before torchrun starts)",
+        description="Encode a corpus into token ids on disk, once, as `train` with the same data and recipe options "
+        "would: a run then starts at once. It is kept in the cache ($ANNOTATED_TRANSFORMER_CACHE, else "
+        "~/.cache/annotated-transformer), named by what made it.",
+    )
+    tasks = prepare.add_subparsers(dest="task", required=True, metavar="CORPUS")
+    for name, corpus in CORPORA.items():
+        p = tasks.add_parser(name, help=corpus.about, description=f"Prepare {corpus.about}, as `train {name}` would.")
+        _add_data_options(p, corpus)
+        _add_recipe_options(p, corpus)
 
 # %% ../nbs/14_cli.ipynb #fe95af55
 def _add_translate(commands):
@@ -369,6 +391,20 @@ def _train(args: argparse.Namespace, device: torch.device | None):
             f"score it with: annotated-transformer evaluate {test_set} --model {args.out / 'best.pt'} --no-unk"
         )
 
+
+def _prepare(args: argparse.Namespace):
+    "Prepare the corpus `args.task` names as a new run of the options' recipe would, and say what it holds and where."
+    corpus = CORPORA[args.task]
+    data = {name: getattr(args, name) for name in corpus.data}
+    start = time.perf_counter()
+    prepared = corpus.prepare(recipe=_recipe(args, corpus), **data)
+    pairs = ", ".join(f"{len(split):,} {name}" for name, split in prepared.splits.items())
+    size = sum(path.stat().st_size for path in prepared.folder.iterdir())
+    print(
+        f"prepared: {pairs} pairs as {prepared.manifest['dtype']} ids, {size / 1e6:,.1f} MB in {prepared.folder} "
+        f"({time.perf_counter() - start:,.0f} s); `train {args.task}` with the same data and recipe options uses it"
+    )
+
 # %% ../nbs/14_cli.ipynb #2bf0f427
 def _score(
     args: argparse.Namespace, open_model: Callable[[], Translator], split: str | None = None
@@ -474,6 +510,10 @@ def _run(args: argparse.Namespace):
         _train_copy(args)
     elif args.command == "train":
         _train(args, device)
+    elif args.command == "prepare":
+        _prepare(args)
+    elif args.command == "prepare":
+        _prepare(args)
     elif args.command == "average":
         _average(args, device)
     elif args.command == "translate":

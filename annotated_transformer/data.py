@@ -7,8 +7,8 @@ Docs: https://annotated-transformer.github.io/annotated-transformer/data.html.md
 # %% auto #0
 __all__ = ['BYTE_ORDER_MARK', 'REJOINED', 'MULTI30K_URL', 'MULTI30K_SPLITS', 'MULTI30K_SHA256', 'normalized', 'Tokenizer',
            'Vocab', 'cache_dir', 'sha256', 'verify', 'download', 'multi30k_ways', 'find_corpus_file', 'multi30k_dir',
-           'read_lines', 'line_numbers', 'read_parallel', 'check_split', 'load_multi30k', 'encode_pairs', 'train_bpe',
-           'BPETokenizer']
+           'iter_lines', 'read_lines', 'line_numbers', 'iter_parallel', 'read_parallel', 'PairStream', 'check_split',
+           'load_multi30k', 'encode_pairs', 'train_bpe', 'BPETokenizer']
 
 # %% ../nbs/07_data.ipynb #83c87288
 import gzip
@@ -22,7 +22,7 @@ import unicodedata
 import urllib.request
 import zlib
 from collections import Counter
-from collections.abc import Collection, Iterable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from pathlib import Path
 
 import sentencepiece as spm
@@ -258,66 +258,77 @@ def multi30k_dir(
     return directory
 
 # %% ../nbs/07_data.ipynb #07d49176
+def iter_lines(
+    path: str | Path,  # gzipped if the name ends in .gz
+    expected_sha256: str | None = None,  # checked first, when given
+    allow_empty: bool = False,  # keep empty lines instead of refusing the file
+) -> Iterator[str]:
+    "The lines of a UTF-8 text file as they are read, checked: no undecodable bytes and, unless allowed, no empty lines."
+    path = Path(path)
+    if expected_sha256:
+        verify(path, expected_sha256)
+    empty = []
+    with gzip.open(path) if path.suffix == ".gz" else open(path, "rb") as f:
+        try:
+            _refuse_utf16(path, f.peek(1000)[:1000])
+            for number, raw in enumerate(f, start=1):
+                line = _decoded(path, number, raw.removesuffix(b"\n"))
+                if not line.strip():
+                    empty.append(number)
+                yield line
+        except (gzip.BadGzipFile, EOFError, zlib.error) as e:  # a truncated or damaged archive
+            raise DataError(
+                f"{path} is not a readable gzip file ({e or type(e).__name__}): fetch or copy it again."
+            ) from None
+    if empty and not allow_empty:  # after the last line: a stream that reaches here has read them all
+        raise DataError(
+            f"{path} has {len(empty)} empty line(s), at line number(s) {line_numbers(empty)}. Every line must "
+            "hold one sentence, and line i of each language must translate line i of the other."
+        )
+
+
 def read_lines(
     path: str | Path,  # gzipped if the name ends in .gz
     expected_sha256: str | None = None,  # checked first, when given
     allow_empty: bool = False,  # keep empty lines instead of refusing the file
 ) -> list[str]:
-    "The lines of a UTF-8 text file, checked: no undecodable bytes and, unless allowed, no empty lines."
-    path = Path(path)
-    if expected_sha256:
-        verify(path, expected_sha256)
-    try:
-        data = gzip.decompress(path.read_bytes()) if path.suffix == ".gz" else path.read_bytes()
-    except (gzip.BadGzipFile, EOFError, zlib.error) as e:  # a truncated or damaged archive
+    "The lines of a UTF-8 text file, checked as `iter_lines` checks them."
+    return list(iter_lines(path, expected_sha256, allow_empty))
+
+
+def _decoded(path: Path, number: int, raw: bytes) -> str:
+    "Line `number` of `path` as text, without the byte-order mark some editors start a file with, or a Windows line end."
+    if number == 1:
+        raw = raw.removeprefix(BYTE_ORDER_MARK.encode())
+    if (nul := raw.find(0)) >= 0:
         raise DataError(
-            f"{path} is not a readable gzip file ({e or type(e).__name__}): fetch or copy it again."
-        ) from None
-    _refuse_non_text(path, data)
-    raw_lines = data.removeprefix(BYTE_ORDER_MARK.encode()).split(b"\n")  # some editors start a file with one
-    if raw_lines[-1] == b"":
-        raw_lines.pop()  # the final newline
-    lines, empty = [], []
-    for number, raw in enumerate(raw_lines, start=1):
-        try:
-            line = raw.decode("utf-8").removesuffix("\r")  # a Windows line end
-        except UnicodeDecodeError as e:
-            raise DataError(
-                f"{path}, line {number}, column {e.start + 1}: byte {raw[e.start]:#04x} is not valid UTF-8. "
-                "Corpora are read as UTF-8: re-encode the file, or fetch a fresh copy."
-            ) from None
-        if "\r" in line:
-            raise DataError(
-                f"{path}: line {number} holds a carriage return (\\r). Lines that end in a carriage return alone, "
-                "as old Mac files end them, read as one: convert the line ends to newlines."
-            )
-        if not line.strip():
-            empty.append(number)
-        lines.append(line)
-    if empty and not allow_empty:
-        raise DataError(
-            f"{path} has {len(empty)} empty line(s), at line number(s) {line_numbers(empty)}. Every line must "
-            "hold one sentence, and line i of each language must translate line i of the other."
+            f"{path}, line {number}: a NUL byte, which text never holds. Is this a binary "
+            "or damaged file? Give plain UTF-8 text, a sentence a line."
         )
-    return lines
+    try:
+        line = raw.decode("utf-8").removesuffix("\r")
+    except UnicodeDecodeError as e:
+        raise DataError(
+            f"{path}, line {number}, column {e.start + 1}: byte {raw[e.start]:#04x} is not valid UTF-8. "
+            "Corpora are read as UTF-8: re-encode the file, or fetch a fresh copy."
+        ) from None
+    if "\r" in line:
+        raise DataError(
+            f"{path}: line {number} holds a carriage return (\\r). Lines that end in a carriage return alone, "
+            "as old Mac files end them, read as one: convert the line ends to newlines."
+        )
+    return line
 
 
-def _refuse_non_text(path: Path, data: bytes):
-    "Refuse UTF-16 (with a byte-order mark or without) and NUL bytes, which no UTF-8 text holds."
-    sample = data[:1000]
+def _refuse_utf16(path: Path, sample: bytes):
+    "Refuse UTF-16, with a byte-order mark or without, from a file's first bytes: Latin script has a NUL every other byte."
     encoding = {b"\xff\xfe": "UTF-16LE", b"\xfe\xff": "UTF-16BE"}.get(sample[:2])
-    if not encoding and sample.count(0) > len(sample) // 4:  # Latin script in UTF-16: every other byte is 0
+    if not encoding and sample.count(0) > len(sample) // 4:
         encoding = "UTF-16LE" if sample[1::2].count(0) > sample[::2].count(0) else "UTF-16BE"
     if encoding:
         raise DataError(
             f"{path} is {encoding} text, not UTF-8: convert it (`iconv -f {encoding} -t UTF-8 FILE > NEW`), "
             "or save it from your editor as UTF-8."
-        )
-    if (nul := data.find(0)) >= 0:
-        line = data.count(b"\n", 0, nul) + 1
-        raise DataError(
-            f"{path}, line {line}: a NUL byte, which text never holds. Is this a binary "
-            "or damaged file? Give plain UTF-8 text, a sentence a line."
         )
 
 
@@ -327,6 +338,31 @@ def line_numbers(numbers: Sequence[int], limit: int = 10) -> str:
     return text + (f" and {len(numbers) - limit} more" if len(numbers) > limit else "")
 
 # %% ../nbs/07_data.ipynb #2c1814e4
+def iter_parallel(
+    src_path: str | Path,  # one sentence a line
+    tgt_path: str | Path,  # its translation, line for line
+    src_sha256: str | None = None,  # checked when given
+    tgt_sha256: str | None = None,
+    drop_empty: bool = False,  # drop pairs with an empty side instead of refusing the files
+) -> Iterator[tuple[str, str]]:
+    "Sentence pairs from two line-aligned files, as they are read."
+    src, tgt = (
+        iter_lines(path, sha, allow_empty=drop_empty) for path, sha in ((src_path, src_sha256), (tgt_path, tgt_sha256))
+    )
+    counted = 0
+    for s, t in itertools.zip_longest(src, tgt):
+        if s is None or t is None:  # one file has ended: count the other's lines, for the message
+            n_src, n_tgt = (counted, counted + 1 + sum(1 for _ in tgt)) if s is None else (counted + 1 + sum(1 for _ in src), counted)
+            longer, n_short, n_long = (src_path, n_tgt, n_src) if n_src > n_tgt else (tgt_path, n_src, n_tgt)
+            raise DataError(
+                f"{src_path} has {n_src} lines but {tgt_path} has {n_tgt}: lines {n_short + 1} to {n_long} "
+                f"of {longer} have no partner. The two files must be line-aligned translations."
+            )
+        counted += 1
+        if s.strip() and t.strip():
+            yield s, t
+
+
 def read_parallel(
     src_path: str | Path,  # one sentence a line
     tgt_path: str | Path,  # its translation, line for line
@@ -334,19 +370,18 @@ def read_parallel(
     tgt_sha256: str | None = None,
     drop_empty: bool = False,  # drop pairs with an empty side instead of refusing the files
 ) -> list[tuple[str, str]]:
-    "Sentence pairs from two line-aligned files."
-    src, tgt = (
-        read_lines(path, sha, allow_empty=drop_empty) for path, sha in ((src_path, src_sha256), (tgt_path, tgt_sha256))
-    )
-    if len(src) != len(tgt):
-        longer, n_short, n_long = (
-            (src_path, len(tgt), len(src)) if len(src) > len(tgt) else (tgt_path, len(src), len(tgt))
-        )
-        raise DataError(
-            f"{src_path} has {len(src)} lines but {tgt_path} has {len(tgt)}: lines {n_short + 1} to {n_long} "
-            f"of {longer} have no partner. The two files must be line-aligned translations."
-        )
-    return [(s, t) for s, t in zip(src, tgt) if s.strip() and t.strip()]
+    "Sentence pairs from two line-aligned files, checked as `iter_parallel` checks them."
+    return list(iter_parallel(src_path, tgt_path, src_sha256, tgt_sha256, drop_empty))
+
+
+class PairStream:
+    "Sentence pairs read anew at each pass, never held: a corpus too large for memory, as the function that reads it."
+
+    def __init__(self, read: Callable[[], Iterable[tuple[str, str]]]):
+        self.read = read
+
+    def __iter__(self) -> Iterator[tuple[str, str]]:
+        return iter(self.read())
 
 
 def check_split(split: str, splits: Collection[str], corpus: str):

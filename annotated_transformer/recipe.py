@@ -15,6 +15,7 @@ import contextlib
 import logging
 import math
 import time
+from collections.abc import Iterable, Sized
 from dataclasses import dataclass, fields
 
 import torch
@@ -182,13 +183,14 @@ def preparing(what: str, pairs: int):
 
 def learn_vocabularies(
     recipe: Recipe,
-    train_pairs: list[tuple[str, str]],  # (source, target) training sentences
+    train_pairs: Iterable[tuple[str, str]],  # (source, target) training sentences: a list, or a `PairStream`
 ) -> tuple:  # source and target tokenizer, source and target vocabulary
     "Tokenizers and vocabularies from the training pairs: a word vocabulary per language, or one BPE for both."
     kind = "one BPE for both languages" if recipe.vocabulary == "bpe" else "a word vocabulary per language"
-    with preparing(f"Learning {kind} from {len(train_pairs):,} training pairs", len(train_pairs)):
+    n = len(train_pairs) if isinstance(train_pairs, Sized) else None  # a stream's is known once it is read
+    with preparing(f"Learning {kind} from {f'{n:,}' if n is not None else 'the'} training pairs", n or LARGE):
         if recipe.vocabulary == "bpe":
-            bpe = train_bpe([text for pair in train_pairs for text in pair], recipe.bpe_size)
+            bpe = train_bpe((text for pair in train_pairs for text in pair), recipe.bpe_size)
             src_tok, tgt_tok = BPETokenizer(bpe, recipe.src_lang), BPETokenizer(bpe, recipe.tgt_lang)
             shared = src_tok.vocab()
             return src_tok, tgt_tok, shared, shared
@@ -225,7 +227,7 @@ class ParallelData:
     tgt_tok: Tokenizer | BPETokenizer
     src_vocab: Vocab
     tgt_vocab: Vocab
-    splits: dict  # split name -> (source ids, target ids)
+    splits: dict  # split name -> (source ids, target ids); a run's: `PreparedSplit`s, the ids on disk
     dropped: int  # training pairs over max_len
 
     def checkpoint_data(self) -> dict:

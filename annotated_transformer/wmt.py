@@ -6,7 +6,8 @@ Docs: https://annotated-transformer.github.io/annotated-transformer/wmt.html.md"
 
 # %% auto #0
 __all__ = ['WMT14_FILES', 'WMT14_HF_SPLITS', 'WMT14_ADVICE', 'TOKENS_PER_UPDATE', 'WMT14', 'train_wmt14', 'hf_pairs',
-           'load_wmt14', 'wmt14_recipe', 'evaluate_wmt14', 'finish_wmt14']
+           'wmt14_pairs', 'load_wmt14', 'wmt14_files', 'wmt14_identity', 'wmt14_recipe', 'evaluate_wmt14',
+           'finish_wmt14']
 
 # %% ../nbs/12a_wmt.ipynb #89a11633
 import math
@@ -18,8 +19,9 @@ import pandas as pd
 import torch
 
 from .checkpoints import average_checkpoints, last_checkpoints, write_checkpoint
-from .data import check_split, find_corpus_file, read_parallel
+from .data import check_split, find_corpus_file, iter_parallel
 from .errors import MissingFileError
+from .prepared import files_sha256
 from .recipe import Recipe
 from .runs import CorpusTrainer
 from .translation import Translator, evaluate_pairs
@@ -58,23 +60,47 @@ def _hf_wmt14(split: str, src_lang: str, tgt_lang: str) -> list[tuple[str, str]]
     return hf_pairs(datasets.load_dataset("wmt14", "de-en", split=WMT14_HF_SPLITS[split]), src_lang, tgt_lang)
 
 # %% ../nbs/12a_wmt.ipynb #935d7eaa
+def wmt14_pairs(
+    split: str,  # "train", "val" (newstest2013) or "test" (newstest2014)
+    data_dir: str | Path | None = None,  # the files; else $WMT14_DIR; else the Hugging Face dataset
+    src_lang: str = "en",
+    tgt_lang: str = "de",
+) -> Iterable[tuple[str, str]]:
+    "The (source, target) sentence pairs of a WMT 2014 English–German split, read from its files as a stream."
+    check_split(split, WMT14_FILES, "WMT 2014")
+    if (files := wmt14_files(split, data_dir, src_lang, tgt_lang)) is None:
+        return _hf_wmt14(split, src_lang, tgt_lang)
+    return iter_parallel(*files, drop_empty=split == "train")
+
+
 def load_wmt14(
     split: str,  # "train", "val" (newstest2013) or "test" (newstest2014)
     data_dir: str | Path | None = None,  # the files; else $WMT14_DIR; else the Hugging Face dataset
     src_lang: str = "en",
     tgt_lang: str = "de",
 ) -> list[tuple[str, str]]:
-    "The (source, target) sentence pairs of a WMT 2014 English–German split."
-    check_split(split, WMT14_FILES, "WMT 2014")
+    "The (source, target) sentence pairs of a WMT 2014 English–German split, in a list."
+    return list(wmt14_pairs(split, data_dir, src_lang, tgt_lang))
+
+
+def wmt14_files(
+    split: str, data_dir: str | Path | None, src_lang: str, tgt_lang: str
+) -> tuple[Path, Path] | None:  # None: no directory, so the Hugging Face dataset
+    "The source and target files of a WMT 2014 split in `data_dir`, else $WMT14_DIR."
     data_dir = data_dir or os.environ.get("WMT14_DIR")
     if data_dir is None:
-        return _hf_wmt14(split, src_lang, tgt_lang)
+        return None
     if not Path(data_dir).is_dir():
         raise MissingFileError(f"The WMT 2014 directory {data_dir} does not exist. {WMT14_ADVICE}")
-    src, tgt = (
-        find_corpus_file(Path(data_dir), f"{WMT14_FILES[split]}.{lang}", WMT14_ADVICE) for lang in (src_lang, tgt_lang)
-    )
-    return read_parallel(src, tgt, drop_empty=split == "train")
+    return tuple(find_corpus_file(Path(data_dir), f"{WMT14_FILES[split]}.{lang}", WMT14_ADVICE) for lang in (src_lang, tgt_lang))
+
+
+def wmt14_identity(
+    data_dir: str | Path | None, src_lang: str, tgt_lang: str
+) -> str | None:  # None: the Hugging Face dataset, identified by its pairs
+    "What identifies the pairs a WMT 2014 run trains on: the sums of its training and validation files."
+    files = [wmt14_files(split, data_dir, src_lang, tgt_lang) for split in ("train", "val")]
+    return None if files[0] is None else files_sha256([path for pair in files for path in pair])
 
 # %% ../nbs/12a_wmt.ipynb #78a0032d
 TOKENS_PER_UPDATE = 25_000  # per side (§5.1)
@@ -110,7 +136,7 @@ def wmt14_recipe(
 WMT14 = wmt14_recipe()
 
 # %% ../nbs/12a_wmt.ipynb #f4e644c2
-train_wmt14 = CorpusTrainer(load_wmt14, WMT14)  # English→German unless the recipe says otherwise
+train_wmt14 = CorpusTrainer(wmt14_pairs, WMT14, wmt14_identity)  # English→German unless the recipe says otherwise
 
 # %% ../nbs/12a_wmt.ipynb #cdc85e4c
 def evaluate_wmt14(

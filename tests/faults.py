@@ -33,3 +33,23 @@ def script_with_fault(fault: str, path: Path) -> Path:
     "The same as a script at `path`, for a launcher that takes a script (torchrun)."
     path.write_text(fault + MAIN)
     return path
+
+
+ENCODING_SAYS_WHERE = """
+import os, sys
+import annotated_transformer.prepared as prepared
+
+encode = prepared.encode_pairs
+def encode_and_say(*args, **kwargs):
+    print(f"rank {os.environ.get('RANK', 0)} encodes", file=sys.stderr, flush=True)
+    return encode(*args, **kwargs)
+prepared.encode_pairs = encode_and_say
+"""  # each process that encodes pairs says so on standard error
+
+NEVER_ENCODES = """
+import annotated_transformer.prepared as prepared
+
+def refuse(*args, **kwargs):
+    raise RuntimeError("a run encoded a corpus that was prepared already")
+prepared.encode_pairs = refuse
+"""  # a run that finds its corpus prepared must not encode a pair

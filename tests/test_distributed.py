@@ -12,15 +12,15 @@ from pathlib import Path
 import torch
 from corpora import write_corpus
 from distributed_steps import run, setup
-from faults import KILLED_AFTER_FIRST_CHECKPOINT, script_with_fault
+from faults import ENCODING_SAYS_WHERE, KILLED_AFTER_FIRST_CHECKPOINT, NEVER_ENCODES, script_with_fault
 
 ROOT = Path(__file__).resolve().parent.parent
 TORCHRUN = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node=2"]
 ENV = {**os.environ, "OMP_NUM_THREADS": "1"}  # one thread per process: two processes on two cores
 
 
-def torchrun(*args: str) -> subprocess.CompletedProcess:
-    result = subprocess.run([*TORCHRUN, *args], capture_output=True, text=True, cwd=ROOT, env=ENV)
+def torchrun(*args: str, env: dict = ENV) -> subprocess.CompletedProcess:
+    result = subprocess.run([*TORCHRUN, *args], capture_output=True, text=True, cwd=ROOT, env=env)
     assert result.returncode == 0, f"exit {result.returncode}\n{result.stdout}\n{result.stderr}"
     return result
 
@@ -43,21 +43,27 @@ TINY = "--N 1 --d-model 32 --d-ff 64 --h 2 --max-tokens 500 --warmup 50 --factor
 
 
 def test_an_interrupted_two_process_run_resumes_exactly(tmp_path: Path):
+    """Two processes prepare their corpus once (one encodes, the other waits and maps what it wrote); a second run on
+    the same data and the resumed run encode nothing, and the resumed run ends where an uninterrupted run ends."""
     corpus = write_corpus(tmp_path / "corpus", train=13_112, test=500)
-    cli = ["-m", "annotated_transformer.cli", "train", "multi30k", "--data-dir", str(corpus), *TINY]
+    env = {**ENV, "ANNOTATED_TRANSFORMER_CACHE": str(tmp_path / "cache")}  # nothing prepared yet
+    cli = ["train", "multi30k", "--data-dir", str(corpus), *TINY]
     straight, interrupted = tmp_path / "straight", tmp_path / "interrupted"
-    log = torchrun(*cli, "--out", str(straight)).stdout
-    assert "2 process(es)" in log and "133 batches per epoch" in log  # each process half of the 266
-    script = script_with_fault(KILLED_AFTER_FIRST_CHECKPOINT, tmp_path / "killed.py")
-    killed = subprocess.run(
-        [*TORCHRUN, str(script), *cli[2:], "--out", str(interrupted)], cwd=ROOT, env=ENV, timeout=600
-    )
+    saying = script_with_fault(ENCODING_SAYS_WHERE, tmp_path / "saying.py")
+    result = torchrun(str(saying), *cli, "--out", str(straight), env=env)
+    assert "2 process(es)" in result.stdout and "133 batches per epoch" in result.stdout  # each process half of 266
+    encoders = {line for line in result.stderr.splitlines() if line.endswith(" encodes")}  # "rank N encodes"
+    assert len(encoders) == 1, result.stderr[-3000:]  # one process encoded; the other waited, then mapped the files
+    script = script_with_fault(NEVER_ENCODES + KILLED_AFTER_FIRST_CHECKPOINT, tmp_path / "killed.py")
+    killed = subprocess.run([*TORCHRUN, str(script), *cli, "--out", str(interrupted)], cwd=ROOT, env=env, timeout=600)
     assert killed.returncode == -signal.SIGKILL  # torchrun and both processes, with no chance to clean up
     killed_at = torch.load(interrupted / "last.pt", weights_only=True)["train_state"]
     assert (killed_at["epoch"], killed_at["step"]) == (0, 100)  # the first checkpoint, mid-epoch
-    log = torchrun(*cli, "--out", str(interrupted), "--resume").stdout
+    never = script_with_fault(NEVER_ENCODES, tmp_path / "never.py")
+    log = torchrun(str(never), *cli, "--out", str(interrupted), "--resume", env=env).stdout
     assert "from epoch 0, update 100" in log, log
     ends = [torch.load(run / "last.pt", weights_only=True) for run in (straight, interrupted)]
+    assert ends[0]["prepared"] == ends[1]["prepared"] and (tmp_path / "cache" / "prepared" / ends[0]["prepared"]).is_dir()
     assert [r["step"] for r in ends[1]["train_state"]["records"]] == list(range(1, 134))
     assert [r["loss"] for r in ends[1]["train_state"]["records"]] == [
         r["loss"] for r in ends[0]["train_state"]["records"]

@@ -1,4 +1,4 @@
-"""The book's rules for its code, checked: the reading order is the dependency order, and the rooms stay small.
+"""The book's rules for its code, checked: the reading order is the dependency order, and functions stay short.
 
 The notebooks' numbers give the reading order. Exported code imports only from modules built by the same
 notebook or earlier ones, and a notebook imports only what the notebooks before it (or itself) export, so a
@@ -19,7 +19,7 @@ PACKAGE = ROOT / "annotated_transformer"
 NOTEBOOKS = sorted(p.name for p in (ROOT / "nbs").glob("[0-9]*.ipynb"))  # the reading order
 MODULES = sorted(p.stem for p in PACKAGE.glob("*.py") if not p.name.startswith("_"))
 CELL = re.compile(r"^# %% \.\./nbs/(\S+\.ipynb)", re.M)
-MAX_FUNCTION_LINES, MAX_MODULE_LINES = 60, 500
+MAX_FUNCTION_LINES = 60
 
 
 def cells_of(module: str) -> list[tuple[str, str]]:
@@ -90,9 +90,7 @@ def test_notebook_imports_only_what_earlier_notebooks_export(notebook: str):
 
 @pytest.mark.parametrize("module", MODULES)
 def test_rooms_a_maintainer_can_hold(module: str):
-    source = (PACKAGE / f"{module}.py").read_text()
-    lines = source.count("\n")
-    assert lines <= MAX_MODULE_LINES, f"{module}.py has {lines} lines (at most {MAX_MODULE_LINES}): split it"
+    source = (PACKAGE / f"{module}.py").read_text()  # a module is as long as its one job needs; a function is not
     long = [
         f"{node.name} ({node.end_lineno - node.lineno + 1} lines)"
         for node in ast.walk(ast.parse(source))
