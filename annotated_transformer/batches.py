@@ -47,12 +47,16 @@ class TokenBudgetSampler(Sampler):
         self.epoch, self.start = epoch, start
 
     def batches(self, epoch: int) -> list[np.ndarray]:
-        "The batches of `epoch`: arrays of sentence indices."
+        "The batches of `epoch`: arrays of sentence indices, views of one array of the epoch's order."
         g = torch.Generator().manual_seed(self.seed * 1_000_003 + epoch)
-        n = len(self.lengths)
+        n, width = len(self.lengths), int(self.src_lengths.max(initial=0)) + 1  # the key: length, then source length
+        narrow = np.int32 if width * (int(self.lengths.max(initial=0)) + 1) < 2**31 else np.int64  # half the memory
         order = torch.randperm(n, generator=g).numpy() if self.shuffle else np.arange(n)
-        key = self.lengths[order].astype(np.int64) * (int(self.src_lengths.max(initial=0)) + 1) + self.src_lengths[order]
-        order = order[np.argsort(key, kind="stable")]  # by length, then source length; ties stay shuffled
+        key = self.lengths[order].astype(narrow)
+        key *= width
+        key += self.src_lengths[order]
+        order = order[np.argsort(key, kind="stable")].astype(np.int32 if n < 2**31 else np.int64)  # ties stay shuffled
+        del key  # freed before the batches are cut
         batches = np.split(order, self.starts(self.lengths[order])[1:])
         if self.shuffle:
             batches = [batches[i] for i in torch.randperm(len(batches), generator=g).tolist()]

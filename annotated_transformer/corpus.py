@@ -24,8 +24,8 @@ import spacy
 from .data import MULTI30K_SPLITS, PairStream, iter_lines, iter_parallel, line_numbers
 from .errors import DataError, InputError
 from .multi30k import MULTI30K, evaluate, train_multi30k
-from .recipe import Recipe
 from .prepared import PairSource, PreparedCorpus, corpus_key, files_sha256
+from .recipe import Recipe
 from .runs import run_corpus, train_translator
 from .trainer import TrainState
 from .translation import UNSPACED
@@ -36,7 +36,7 @@ def iter_pairs(
     paths: Sequence[str | Path],  # two line-aligned files (source, then target), or one tab-separated file
     drop_empty: bool = True,  # drop pairs with an empty side; False: refuse them, as a test set must
 ) -> Iterator[tuple[str, str]]:
-    "(source, target) pairs from a user's files, plain or gzipped, as they are read: two files a sentence a line, or one of `source<TAB>target` lines."
+    "(source, target) pairs from a user's files, plain or gzipped, as read: two files a sentence a line, or `source<TAB>target` lines."
     if len(paths) == 2:
         yield from iter_parallel(*paths, drop_empty=drop_empty)
         return
@@ -59,7 +59,9 @@ def iter_pairs(
             "sentence, a tab, and its translation; or give two files, a sentence a line."
         )
     if empty and not drop_empty:
-        raise DataError(f"{paths[0]} has {len(empty)} line(s) with an empty side, at line number(s) {line_numbers(empty)}.")
+        raise DataError(
+            f"{paths[0]} has {len(empty)} line(s) with an empty side, at line number(s) {line_numbers(empty)}."
+        )
 
 
 def read_pairs(

@@ -18,6 +18,7 @@ import itertools
 import json
 import os
 import re
+import tempfile
 import unicodedata
 import urllib.request
 import zlib
@@ -300,7 +301,7 @@ def _decoded(path: Path, number: int, raw: bytes) -> str:
     "Line `number` of `path` as text, without the byte-order mark some editors start a file with, or a Windows line end."
     if number == 1:
         raw = raw.removeprefix(BYTE_ORDER_MARK.encode())
-    if (nul := raw.find(0)) >= 0:
+    if 0 in raw:
         raise DataError(
             f"{path}, line {number}: a NUL byte, which text never holds. Is this a binary "
             "or damaged file? Give plain UTF-8 text, a sentence a line."
@@ -352,7 +353,11 @@ def iter_parallel(
     counted = 0
     for s, t in itertools.zip_longest(src, tgt):
         if s is None or t is None:  # one file has ended: count the other's lines, for the message
-            n_src, n_tgt = (counted, counted + 1 + sum(1 for _ in tgt)) if s is None else (counted + 1 + sum(1 for _ in src), counted)
+            n_src, n_tgt = (
+                (counted, counted + 1 + sum(1 for _ in tgt))
+                if s is None
+                else (counted + 1 + sum(1 for _ in src), counted)
+            )
             longer, n_short, n_long = (src_path, n_tgt, n_src) if n_src > n_tgt else (tgt_path, n_src, n_tgt)
             raise DataError(
                 f"{src_path} has {n_src} lines but {tgt_path} has {n_tgt}: lines {n_short + 1} to {n_long} "
@@ -421,31 +426,33 @@ def encode_pairs(
 
 # %% ../nbs/07_data.ipynb #7d7cccf5
 def train_bpe(
-    texts: Iterable[str],  # training sentences, of both languages for a shared vocabulary
+    texts: Iterable[str],  # training sentences, of both languages for a shared vocabulary; read once, never held
     vocab_size: int = 8000,  # pieces, the four specials included
-    max_sentences: int = 2_000_000,  # learn from a random sample of this many when there are more (WMT has 9 million)
 ) -> bytes:  # the serialized sentencepiece model, for `BPETokenizer`
-    "Learn a byte-pair encoding of `texts` with sentencepiece, its special tokens at our ids."
+    "Learn a byte-pair encoding of `texts` with sentencepiece, from how often each word occurs, its special tokens at our ids."
+    counts = Counter(word for text in texts for word in normalized(text).split())  # memory by distinct words
     model = io.BytesIO()
     ids = dict(bos=BOS, eos=EOS, pad=PAD, unk=UNK)
     specials = {**{f"{k}_id": i for k, i in ids.items()}, **{f"{k}_piece": SPECIALS[i] for k, i in ids.items()}}
-    try:
-        spm.SentencePieceTrainer.train(
-            sentence_iterator=iter(texts),
-            model_writer=model,
-            vocab_size=vocab_size,
-            model_type="bpe",
-            character_coverage=1.0,
-            minloglevel=2,
-            input_sentence_size=max_sentences,
-            shuffle_input_sentence=True,
-            **specials,
-        )
-    except RuntimeError as e:
-        raise DataError(
-            f"Could not learn {vocab_size:,} BPE pieces from these texts ({e}). "
-            "Ask for a smaller vocab_size, or give more text."
-        ) from e
+    with tempfile.TemporaryDirectory() as folder:
+        words = Path(folder) / "words.tsv"  # a word and its count a line: sentencepiece's "tsv" input
+        words.write_text("".join(f"{word}\t{n}\n" for word, n in counts.items()), encoding="utf-8")
+        try:
+            spm.SentencePieceTrainer.train(
+                input=str(words),
+                input_format="tsv",
+                model_writer=model,
+                vocab_size=vocab_size,
+                model_type="bpe",
+                character_coverage=1.0,
+                minloglevel=2,
+                **specials,
+            )
+        except RuntimeError as e:
+            raise DataError(
+                f"Could not learn {vocab_size:,} BPE pieces from these texts ({e}). "
+                "Ask for a smaller vocab_size, or give more text."
+            ) from e
     return model.getvalue()
 
 # %% ../nbs/07_data.ipynb #79540a2e

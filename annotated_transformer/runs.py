@@ -374,9 +374,13 @@ def run_corpus(
     if (learned / MANIFEST).is_file() and (corpus := PreparedCorpus(learned)).vocabularies == vocabularies:
         return corpus  # the one the run prepared when it started
     given = hashlib.sha256(json.dumps(vocabularies["vocabs"]).encode() + vocabularies.get("bpe", b"")).hexdigest()
-    own = prepared_dir(corpus_key(source=identity, vocabularies=given, **settings))  # an older run's, or a deleted cache
+    own = prepared_dir(
+        corpus_key(source=identity, vocabularies=given, **settings)
+    )  # an older run's, or a deleted cache
     text = saved_vocabularies(vocabularies)
-    return prepared_corpus(own, lambda folder: write_corpus(folder, source.read, text, vocabularies, recipe.max_len, settings))
+    return prepared_corpus(
+        own, lambda folder: write_corpus(folder, source.read, text, vocabularies, recipe.max_len, settings)
+    )
 
 
 def run_data(
@@ -456,7 +460,9 @@ def run_plan(
 # %% ../nbs/08b_runs.ipynb #6c24a145
 def train_translator(
     out: str | Path,  # directory for checkpoints
-    load_split: Callable[[str, str, str], Iterable[tuple[str, str]]],  # (split, src_lang, tgt_lang) -> "train", "val" pairs
+    load_split: Callable[
+        [str, str, str], Iterable[tuple[str, str]]
+    ],  # (split, src_lang, tgt_lang) -> "train", "val" pairs
     recipe: Recipe | None = None,  # required for a new run; when resuming, None means the run's own
     resume: bool = False,  # continue the run in `out`
     keep: int = 5,  # weight snapshots to keep
@@ -464,7 +470,8 @@ def train_translator(
     progress: bool = True,  # a progress bar per run (the snapshot lines are printed either way)
     processes: Processes = SINGLE,  # with others, from the distributed notebook: each process calls this
     start_over: bool = False,  # delete the files of a run already in `out` (`run_files`) and begin a new one
-    identity: Callable[[str, str], str] | None = None,  # (src_lang, tgt_lang) -> a digest of the files `load_split` reads
+    identity: Callable[[str, str], str]
+    | None = None,  # (src_lang, tgt_lang) -> a digest of the files `load_split` reads
 ) -> TrainState:  # the finished run: `records` per update, `evals` per snapshot
     "Train a Transformer following `recipe` on the corpus `load_split` reads, prepared once (`run_corpus`), with checkpoints in `out`."
     out, device = Path(out), device or processes.device or default_device()
@@ -495,9 +502,13 @@ def train_translator(
 class CorpusTrainer:
     "`train_translator` for one corpus: its files read by `load` from a `data_dir`, and `default` for a new run."
 
-    load: Callable[[str, str | Path | None, str, str], Iterable[tuple[str, str]]]  # (split, data_dir, src_lang, tgt_lang)
+    load: Callable[
+        [str, str | Path | None, str, str], Iterable[tuple[str, str]]
+    ]  # (split, data_dir, src_lang, tgt_lang)
     default: Recipe  # a new run's recipe when none is given
-    identity: Callable[[str | Path | None, str, str], str | None] | None = None  # (data_dir, src_lang, tgt_lang) -> files'
+    identity: Callable[[str | Path | None, str, str], str | None] | None = (
+        None  # (data_dir, src_lang, tgt_lang) -> files'
+    )
 
     def __call__(
         self,

@@ -63,7 +63,9 @@ def test_an_interrupted_two_process_run_resumes_exactly(tmp_path: Path):
     log = torchrun(str(never), *cli, "--out", str(interrupted), "--resume", env=env).stdout
     assert "from epoch 0, update 100" in log, log
     ends = [torch.load(run / "last.pt", weights_only=True) for run in (straight, interrupted)]
-    assert ends[0]["prepared"] == ends[1]["prepared"] and (tmp_path / "cache" / "prepared" / ends[0]["prepared"]).is_dir()
+    assert (
+        ends[0]["prepared"] == ends[1]["prepared"] and (tmp_path / "cache" / "prepared" / ends[0]["prepared"]).is_dir()
+    )
     assert [r["step"] for r in ends[1]["train_state"]["records"]] == list(range(1, 134))
     assert [r["loss"] for r in ends[1]["train_state"]["records"]] == [
         r["loss"] for r in ends[0]["train_state"]["records"]
