@@ -39,6 +39,7 @@ TINY = [  # (pattern, replacement): the README's sizes, made tiny; nothing else 
         r"(train wmt14 .*?)(?=\s*(#|$))",
         rf"\1 {TINY_MODEL} --bpe-size 800 --max-tokens 1000 --steps 12 --snapshot-minutes 0.0001",
     ),
+    (r"(prepare wmt14 .*?)(?=\s*(#|$))", r"\1 --bpe-size 800"),  # as the train command's, so that it finds this corpus
     (r"--nproc_per_node=8", "--nproc_per_node=2"),
 ]
 NOT_RUN = {  # a phrase of the block: why it is not run here
@@ -194,7 +195,7 @@ def test_every_readme_command_works_as_written(reader_dir: tuple[Path, dict], tm
     for block in shell_blocks():
         if any(phrase in block for phrase in NOT_RUN):
             continue
-        own_dir = block.startswith("torchrun") and (home / "runs" / "wmt14").exists()
+        own_dir = "torchrun" in block and (home / "runs" / "wmt14").exists()
         if own_dir:
             (tmp_path / "wmt14").symlink_to(home / "wmt14")  # the same data; a run directory of its own
         outputs[block] = run_block(block, tmp_path if own_dir else home, env)
