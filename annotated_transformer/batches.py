@@ -30,7 +30,9 @@ class TokenBudgetSampler(Sampler):
         shuffle: bool = True,  # shuffle within equal lengths and the order of batches
         seed: int = 0,  # with the epoch, determines the batches
     ):
-        self.src_lengths, self.tgt_lengths = np.asarray(src_lengths), np.asarray(tgt_lengths)  # an array stays as it is
+        self.src_lengths, self.tgt_lengths = (  # an array stays as it is (a memory map, its type); a list becomes one
+            side if isinstance(side, np.ndarray) else np.asarray(side, np.int64) for side in (src_lengths, tgt_lengths)
+        )
         if self.src_lengths.shape != self.tgt_lengths.shape:
             raise InputError("src_lengths and tgt_lengths must have one entry per pair.")
         self.lengths = np.maximum(self.src_lengths, self.tgt_lengths)  # (pairs,): what a pair costs in a batch
@@ -68,7 +70,7 @@ class TokenBudgetSampler(Sampler):
         counts = np.arange(1, self.max_tokens + 1)  # sentences in a batch, if it ended at each of the next ones
         while start < n:
             starts.append(start)
-            ahead = lengths[start : start + self.max_tokens // int(lengths[start])]  # longer ones fit fewer
+            ahead = lengths[start : start + self.max_tokens // max(int(lengths[start]), 1)]  # longer ones fit fewer
             fits = counts[: len(ahead)] * ahead <= self.max_tokens  # sorted: the longest is the last one taken
             start += len(ahead) if fits.all() else int(fits.argmin())
         return starts

@@ -512,8 +512,6 @@ def _run(args: argparse.Namespace):
         _train(args, device)
     elif args.command == "prepare":
         _prepare(args)
-    elif args.command == "prepare":
-        _prepare(args)
     elif args.command == "average":
         _average(args, device)
     elif args.command == "translate":

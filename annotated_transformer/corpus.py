@@ -128,6 +128,7 @@ def hold_out(
     size: int | None = None,  # pairs to hold out; default: VAL_SIZE, at most a tenth of `pairs`
 ) -> tuple[PairStream, list]:  # training pairs, validation pairs, each in the order of `pairs`
     "`size` pairs drawn at random, the same ones for the same pairs, for validation; the rest, less their copies, for training."
+    _reread(pairs)
     default, n = size is None, len(pairs) if isinstance(pairs, Sized) else sum(1 for _ in pairs)
     size = min(VAL_SIZE, n // 10) if default else size
     if not 0 < size < n:
@@ -148,18 +149,26 @@ def hold_out(
     return training, validation
 
 
+def _reread(pairs: Iterable):
+    "Refuse pairs that can be read only once (an iterator): holding out reads them again."
+    if iter(pairs) is pairs:
+        raise TypeError("Give the pairs as a list or a PairStream, which can be read more than once, not an iterator.")
+
+
 def without_validation(
     pairs: Iterable[tuple[str, str]],  # training pairs: a list, or a `PairStream`, read twice
     validation: list[tuple[str, str]],  # validation pairs, given apart from them
 ) -> PairStream:  # `pairs`, less the validation pairs among them
     "Training pairs that are not validation pairs: a validation loss on pairs trained on measures memory, not translation."
+    _reread(pairs)
     seen = set(validation)
     training = PairStream(lambda: (p for p in pairs if p not in seen))
     counted, copies, shared = 0, 0, set()
     for pair in pairs:
         counted += 1
         if pair in seen:
-            copies, shared = copies + 1, shared | {pair}
+            copies += 1
+            shared.add(pair)
     if copies == counted:
         raise DataError(
             f"Each of the {counted} training pairs is also a validation pair, so none is left to train on: give a "
@@ -173,12 +182,20 @@ def without_validation(
     return training
 
 
+def _one_validation(val: Sequence | None, val_size: int | None):
+    if val is not None and val_size is not None:
+        raise InputError(
+            "Give either a validation set (--val) or a number of pairs to hold out (--val-size), not both."
+        )
+
+
 def corpus_pairs(
     train: Sequence[str | Path],  # as `read_pairs` takes them
     val: Sequence[str | Path] | None = None,  # the same; None: held out from `train`
     val_size: int | None = None,  # with no `val`: pairs to hold out (see `hold_out`)
 ) -> dict[str, Iterable[tuple[str, str]]]:  # "train" pairs, read anew as a `PairStream`; "val" pairs, in a list
     "A user's corpus as a run reads it: training pairs, and validation pairs read from `val` or held out."
+    _one_validation(val, val_size)
     pairs = PairStream(lambda: iter_pairs(train))
     if next(iter(pairs), None) is None:
         raise DataError(f"{', '.join(map(str, train))}: no sentence pairs to train on.")
@@ -194,10 +211,7 @@ def corpus_source(
     val_size: int | None = None,  # with no `val`: pairs to hold out (see `hold_out`)
 ) -> PairSource:
     "A user's corpus as `corpus_pairs` splits it (when a split is first read), identified by its files' sums."
-    if val is not None and val_size is not None:
-        raise InputError(
-            "Give either a validation set (--val) or a number of pairs to hold out (--val-size), not both."
-        )
+    _one_validation(val, val_size)  # now, not when the pairs are first read
     splits = functools.cache(lambda: corpus_pairs(train, val, val_size))
     files = files_sha256([*train, *(val or [])])
     return PairSource(lambda split: splits()[split], corpus_key(files=files, val=val is not None, val_size=val_size))

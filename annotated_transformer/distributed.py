@@ -15,6 +15,7 @@ import pickle
 import socket
 from collections.abc import Callable, Iterator
 
+import numpy as np
 import torch
 import torch.distributed as dist
 import torch.multiprocessing as mp
@@ -42,12 +43,12 @@ class ShardedBatches(Sampler):
         self.sampler.set_epoch(epoch)
         self.start = start
 
-    def batches(self, epoch: int) -> list[list[int]]:
+    def batches(self, epoch: int) -> list[np.ndarray]:
         "This process's batches of `epoch`."
         every = self.sampler.batches(epoch)
         return every[self.rank : len(every) // self.world_size * self.world_size : self.world_size]
 
-    def __iter__(self) -> Iterator[list[int]]:
+    def __iter__(self) -> Iterator[np.ndarray]:
         start, self.start = self.start, 0  # `set_epoch`'s start holds for one pass
         return iter(self.batches(self.sampler.epoch)[start:])
 

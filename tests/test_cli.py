@@ -9,6 +9,8 @@ a tab-separated file. The tests check the plumbing, not the quality (the Multi30
 import errno
 import gzip
 import json
+import os
+import re
 import signal
 import subprocess
 import sys
@@ -18,7 +20,7 @@ from unittest.mock import patch
 import pytest
 import torch
 from corpora import first_lines, write_corpus, write_wmt14_stand_in
-from faults import KILLED_AFTER_FIRST_CHECKPOINT, with_fault
+from faults import KILLED_AFTER_FIRST_CHECKPOINT, NEVER_ENCODES, with_fault
 
 from annotated_transformer.cli import main
 from annotated_transformer.data import find_corpus_file, read_lines
@@ -350,3 +352,49 @@ def test_your_own_corpus_end_to_end(tmp_path: Path):
     assert (
         config["langs"] == {"src": "en", "tgt": "de"} and config["about"]["scores"]["sacrebleu"] == scores["sacrebleu"]
     )
+
+
+def test_prepare_then_train_encodes_nothing(tmp_path: Path):
+    """`prepare corpus` encodes a corpus once, into the cache; `train corpus` with the same data and recipe options then
+    encodes nothing (its encoder made to raise); a file that is not there is one line."""
+    data = tmp_path / "data"
+    data.mkdir()
+    for lang in ("en", "de"):
+        lines = "\n".join(first_lines("train", lang, 1000)) + "\n"
+        (data / f"train.{lang}.gz").write_bytes(gzip.compress(lines.encode()))
+    env = {**os.environ, "ANNOTATED_TRANSFORMER_CACHE": str(tmp_path / "cache")}
+    options = [
+        "--train",
+        str(data / "train.en.gz"),
+        str(data / "train.de.gz"),
+        "--vocabulary",
+        "bpe",
+        "--bpe-size",
+        "500",
+    ]
+    said = cli("prepare", "corpus", *options, env=env).stdout.splitlines()  # what it does, then what it made
+    assert said[0].startswith("Preparing the corpus once") and "Encoded the train split: 900 pairs" in said[-4], said
+    assert re.match(r"prepared: 900 train, 100 val pairs as uint16 ids, [\d.]+ MB in .*cache/prepared/", said[-1])
+    run = [
+        *with_fault(NEVER_ENCODES),
+        "train",
+        "corpus",
+        *options,
+        "--out",
+        str(tmp_path / "run"),
+        *TINY,
+        "--steps",
+        "3",
+    ]
+    trained = subprocess.run(run, capture_output=True, text=True, cwd=ROOT, env=env)
+    assert trained.returncode == 0, trained.stderr[-3000:]
+    missing = subprocess.run(
+        [sys.executable, "-m", "annotated_transformer.cli", "prepare", "corpus", "--train", "no.en", "no.de"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env=env,
+    )
+    assert missing.returncode == 2 and missing.stderr.strip().splitlines() == [
+        "annotated-transformer: error: no.en is not there: give a corpus's files."
+    ], missing.stderr
