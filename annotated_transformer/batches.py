@@ -59,7 +59,7 @@ class TokenBudgetSampler(Sampler):
         key += self.src_lengths[order]
         order = order[np.argsort(key, kind="stable")].astype(np.int32 if n < 2**31 else np.int64)  # ties stay shuffled
         del key  # freed before the batches are cut
-        batches = np.split(order, self.starts(self.lengths[order])[1:])
+        batches = np.split(order, self.starts(self.lengths[order])[1:]) if n else []  # (an empty array splits into one)
         if self.shuffle:
             batches = [batches[i] for i in torch.randperm(len(batches), generator=g).tolist()]
         return batches
