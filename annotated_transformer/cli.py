@@ -259,7 +259,7 @@ def _add_evaluate(commands):
         "evaluate",
         help="BLEU of a checkpoint on a test set",
         description="Translate a test set (a split of the corpus, or your own files: --source, --reference) and print "
-        "sacreBLEU (with its signature) and, for comparison with older tutorials, BLEU on lowercased tokens.",
+        "sacreBLEU (with its signature) and, for comparison with some papers and tutorials, BLEU on lowercased tokens.",
     )
     _add_test_set_options(p, "the corpus whose --split to score")
     p.add_argument("--hypotheses", type=Path, help="also write the translations to this file")
@@ -449,7 +449,7 @@ def _evaluate(args: argparse.Namespace, device: torch.device | None):
     else:
         print(f"{scores['split']}: sacreBLEU {scores['sacrebleu']:.2f}  ({scores['signature']})\n{scores['detail']}")
         if (tokenized := scores["tokenized_lowercase_bleu"]) is not None:  # None: spaCy has no tokenizer here for it
-            print(f"tokenized, lowercased BLEU (older tutorials' measure): {tokenized:.2f}")
+            print(f"tokenized, lowercased BLEU (as some papers and tutorials report it): {tokenized:.2f}")
 
 # %% ../nbs/14_cli.ipynb #d691e0a1
 def _export(args: argparse.Namespace, device: torch.device | None):

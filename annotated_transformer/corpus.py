@@ -152,7 +152,7 @@ def hold_out(
 def _reread(pairs: Iterable):
     "Refuse pairs that can be read only once (an iterator): holding out reads them again."
     if iter(pairs) is pairs:
-        raise TypeError("Give the pairs as a list or a PairStream, which can be read more than once, not an iterator.")
+        raise InputError("Give the pairs as a list or a PairStream, which can be read more than once, not an iterator.")
 
 
 def without_validation(

@@ -104,7 +104,7 @@ def ctranslate2_spec(translator: Translator):  # a ctranslate2.specs.Transformer
     return spec
 
 # %% ../nbs/10a_export.ipynb #7414acf9
-CT2_FORMAT = "annotated-transformer-ctranslate2/2"  # the "format" of TOKENIZATION; /2: CTranslate2's files checksummed
+CT2_FORMAT = "annotated-transformer-ctranslate2/2"  # the "format" of TOKENIZATION; version 2 adds checksums of CTranslate2's files
 TOKENIZATION = (
     "annotated_transformer.json"  # beside CTranslate2's own config.json: our tokenizers, vocabularies, provenance
 )

@@ -1,4 +1,4 @@
-"""What the package raises when what it was given is wrong (an option, the data, a model file, a package not installed), told apart from its own bugs; and how a command reports each.
+"""What the package raises when what it was given is wrong (a setting, the data, a saved model, a package not installed), told apart from its own bugs; and how a command reports each.
 
 Docs: https://annotated-transformer.github.io/annotated-transformer/errors.html.md"""
 

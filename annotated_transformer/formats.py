@@ -65,14 +65,14 @@ def _quantizing_formats() -> str:  # e.g. "ctranslate2 or onnx"
     "The formats an export writes with 8-bit weights, in words, for a message."
     return " or ".join(f.name for f in FORMATS.values() if f.quantizations)
 
-
+# %% ../nbs/10d_formats.ipynb #ab82cfac
 def search_words(search: BeamSearch, penalty: str = PAPER_PENALTY) -> str:
     "A search in words, for a model card and the command line, with the penalty its α is for where that is not §6.1's."
     note = "" if penalty == PAPER_PENALTY else f" for the length penalty {penalty}"
     words = "greedy" if search.beam == 1 else f"beam {search.beam}, α = {search.alpha}{note}"
     return words + ("" if search.allow_unk else ", <unk> forbidden")
 
-
+# %% ../nbs/10d_formats.ipynb #a4edc180
 def export(
     translator: Translator,
     out: str | Path,
@@ -116,7 +116,7 @@ def model_search(
 def open_translator(
     path: str | Path,  # a checkpoint, or a directory of any format
     *,
-    device: torch.device | str | None = None,  # None: PyTorch's a GPU if there is one; other engines the CPU
+    device: torch.device | str | None = None,  # None: PyTorch's formats on a GPU if any, the others on the CPU
     beam: int | None = None,  # the search's settings; None: as the model stores them (`model_search`)
     alpha: float | None = None,  # length penalty α, for the penalty its engine applies
     allow_unk: bool | None = None,  # False: never output <unk>

@@ -8,9 +8,9 @@ Docs: https://annotated-transformer.github.io/annotated-transformer/model_direct
 __all__ = ['PRETRAINED_FORMAT', 'SEARCH_FILE', 'RELOAD_ADVICE', 'MAX_READ', 'DESCRIPTION_FILES', 'PRETRAINED_WEIGHTS',
            'PRETRAINED_USE', 'tied_names', 'write_search', 'recipe_search', 'saved_search', 'model_description',
            'description_sha256', 'write_description', 'write_pretrained', 'model_file', 'read_model_bytes',
-           'read_model_json', 'no_way_out', 'checked_config', 'written_as', 'checked_files', 'text_kinds_hold',
-           'checked_vocabularies', 'read_description', 'directory_search', 'files_sha256', 'read_pretrained',
-           'model_card']
+           'read_model_json', 'no_way_out', 'checked_config', 'meta_model', 'check_memory', 'checked_model',
+           'written_as', 'checked_files', 'text_kinds_hold', 'checked_vocabularies', 'read_description',
+           'directory_search', 'files_sha256', 'read_pretrained', 'model_card']
 
 # %% ../nbs/08c_model_directory.ipynb #58f8f9cf
 import hashlib
@@ -29,7 +29,7 @@ from .cpu import check_float
 from .data import sha256
 from .errors import DataError, InputError, MissingFileError, ModelFileError
 from .fast_decoding import MAX_ALPHA, PAPER_PENALTY, BeamSearch, search_config, stored_search
-from .model import TransformerConfig
+from .model import EncoderDecoder, TransformerConfig, build_model
 from .recipe import Recipe, saved_vocabularies, vocabulary_data
 
 # %% ../nbs/08c_model_directory.ipynb #53e2146d
@@ -140,7 +140,7 @@ def write_pretrained(
 
 # %% ../nbs/08c_model_directory.ipynb #c6432544
 RELOAD_ADVICE = "if an export was writing the directory, run again once it ends; else copy the directory again."
-MAX_READ = 64 << 20  # bytes: the most read of a description or a BPE model (a vocabulary of a million tokens is 20 MB)
+MAX_READ = 64 << 20  # the most bytes read of a description or a BPE model (a million tokens: 20 MB)
 
 
 def _inside(folder: Path, path: Path) -> bool:
@@ -246,6 +246,70 @@ def checked_config(
         return TransformerConfig(**config)
     except (TypeError, ValueError) as e:  # a setting missing, or values at odds with one another
         raise ModelFileError(f"{where} holds a model configuration that is not valid: {e}") from None
+
+# %% ../nbs/08c_model_directory.ipynb #d2658f74
+def _memory_bytes() -> int | None:
+    "This machine's memory; None where the operating system does not say (Windows)."
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (AttributeError, ValueError, OSError):
+        return None
+
+
+def meta_model(
+    path: Path,  # where `config` came from, for the messages
+    config: TransformerConfig,
+    weights: int,  # the number of weight tensors saved with it: each layer has some of its own
+) -> EncoderDecoder:
+    "The model `config` describes, built on PyTorch's meta device (shapes without memory), with no more layers than weights."
+    if config.N > weights:  # a bound on the build, before building
+        raise ModelFileError(f"{path} holds N = {config.N} layers but {weights} weights in all: it was altered.")
+    try:
+        with torch.device("meta"):  # an absurd configuration allocates nothing
+            return build_model(config)
+    except (RuntimeError, OverflowError) as e:  # sizes whose product overflows 64 bits
+        raise ModelFileError(f"{path} holds a model too large to build ({e}): it was altered.") from None
+
+
+def check_memory(path: Path, model: EncoderDecoder):  # `model` on the meta device
+    "Refuse a model that would need more memory than this machine has: its weights and tables (max_len rows of positions)."
+    needed = sum(t.numel() * t.element_size() for t in (*model.parameters(), *model.buffers()))
+    if (memory := _memory_bytes()) and needed > memory:
+        raise ModelFileError(
+            f"{path} holds a model that needs {needed / 2**30:,.1f} GiB, more than this machine's "
+            f"{memory / 2**30:,.1f} GiB: its configuration was altered, or it needs a larger machine."
+        )
+
+
+def checked_model(
+    path: Path,  # where `saved` came from, for the messages
+    saved: dict,  # a checkpoint's contents, from `read_checkpoint`
+) -> EncoderDecoder:
+    "The model of a translation checkpoint, after checking its configuration, weights and vocabularies fit one another."
+    missing = [k for k in ("model", "config", "vocabs", "langs") if not saved.get(k)]
+    if missing:
+        raise ModelFileError(f"{path} lacks {missing}: it is not a checkpoint of a translation model.")
+    if not text_kinds_hold(saved):
+        raise ModelFileError(f"{path} holds languages, vocabularies or a BPE of the wrong kinds: it was altered.")
+    config = checked_config(path, saved["config"])
+    meta = meta_model(path, config, len(saved["model"]))
+    expected = {k: tuple(v.shape) for k, v in meta.state_dict().items()}
+    found = {k: tuple(v.shape) for k, v in saved["model"].items()}
+    if found != expected:
+        wrong = sorted(set(found) ^ set(expected)) or [k for k in expected if found[k] != expected[k]]
+        raise ModelFileError(
+            f"{path} holds weights that do not fit its configuration (first: {wrong[0]}): it was altered."
+        )
+    sizes = {side: len(saved["vocabs"][side]) for side in ("src", "tgt")}
+    if (sizes["src"], sizes["tgt"]) != (config.src_vocab, config.tgt_vocab):
+        raise ModelFileError(
+            f"{path} holds vocabularies of {sizes['src']} and {sizes['tgt']} tokens for a model of "
+            f"{config.src_vocab} and {config.tgt_vocab}: it was altered."
+        )
+    check_memory(path, meta)
+    model = build_model(config)
+    model.load_state_dict(saved["model"])
+    return model
 
 # %% ../nbs/08c_model_directory.ipynb #b19236b3
 DESCRIPTION_FILES = ("config.json", "annotated_transformer.json")  # where the formats of this project describe a model

@@ -264,7 +264,7 @@ def _export_graph(model: EncoderDecoder, name: str, example: tuple, path: Path):
         )
 
 # %% ../nbs/10b_browser.ipynb #0e47a733
-ONNX_FORMAT = "annotated-transformer-onnx/2"  # config.json's "format"; /2: text.json checksummed
+ONNX_FORMAT = "annotated-transformer-onnx/2"  # config.json's "format"; version 2 adds text.json's checksum
 ONNX_QUANTIZATIONS = ("int8",)
 ONNX_WEIGHTS = (
     "- `encoder.onnx` and `decoder.onnx`: the encoder and one decoder step, every attention weight among their outputs\n"

@@ -45,14 +45,14 @@ def id_type(
     return np.dtype(np.uint16 if vocab_size <= 1 << 16 else np.uint32)
 
 
-def _unusable(folder: Path, reason: str) -> str:
-    "What to say of a prepared corpus that cannot be used, and what to do."
-    return f"The prepared corpus in {folder} cannot be used ({reason}): delete that folder, and it is prepared again."
-
-
 def length_type(longest: int) -> np.dtype:
     "The smallest unsigned integer type that holds every sentence's length."
     return np.dtype(np.uint16 if longest < 1 << 16 else np.uint32)
+
+# %% ../nbs/07c_prepared.ipynb #11d939e0
+def _unusable(folder: Path, reason: str) -> str:
+    "What to say of a prepared corpus that cannot be used, and what to do."
+    return f"The prepared corpus in {folder} cannot be used ({reason}): delete that folder, and it is prepared again."
 
 
 class TokenIds:

@@ -524,7 +524,7 @@ class CorpusTrainer:
     ]  # (split, data_dir, src_lang, tgt_lang)
     default: Recipe  # a new run's recipe when none is given
     identity: Callable[[str | Path | None, str, str], str | None] | None = (
-        None  # (data_dir, src_lang, tgt_lang) -> files'
+        None  # (data_dir, src_lang, tgt_lang) -> a digest of the files
     )
 
     def __call__(

@@ -124,7 +124,7 @@ class AboveTheBar(logging.Handler):
         tqdm.write(text if record.levelno < logging.WARNING else f"warning: {text}")
 
 
-logger = logging.getLogger("annotated_transformer")  # the modules' loggers, `logging.getLogger(__name__)`, are its
+logger = logging.getLogger("annotated_transformer")  # the parent of the modules' loggers, `getLogger(__name__)`
 
 
 @contextlib.contextmanager

@@ -24,22 +24,18 @@ from .fast_decoding import LENGTH_PENALTY, BeamSearch, changed_search, search_co
 from .model import EncoderDecoder, TransformerConfig
 from annotated_transformer.native_format import (
     RELOAD_ADVICE,
+    check_memory,
     checked_vocabularies,
     directory_search,
     files_sha256,
+    meta_model,
     read_description,
     read_model_json,
     write_description,
 )
 from .saving import Format
 from .training import BOS, EOS, PAD, SPECIALS, UNK
-from annotated_transformer.translation import (
-    GREEDY,
-    BaseTranslator,
-    Translator,
-    check_memory,
-    meta_model,
-)
+from .translation import GREEDY, BaseTranslator, Translator
 
 # %% ../nbs/10c_transformers.ipynb #cadbe7e1
 def _transformers():
@@ -187,7 +183,7 @@ def generation_config(search: BeamSearch, max_length: int | None):  # a transfor
     config = search_config(search, LENGTH_PENALTY)
     if search.beam == 1:  # (transformers warns of a penalty that greedy search does not use)
         del config["length_penalty"]
-    beam_only = dict(early_stopping=True) if search.beam > 1 else {}  # ends at k finished, as ours
+    beam_only = dict(early_stopping=True) if search.beam > 1 else {}  # stops at k finished, as ours does
     return _transformers().GenerationConfig(**config, max_length=max_length, **beam_only)
 
 # %% ../nbs/10c_transformers.ipynb #c230f6e5
@@ -266,7 +262,7 @@ class TransformersTranslator(BaseTranslator):
 
     def decode_batch(self, ids: list[list[int]], search: BeamSearch) -> list[list[str]]:
         src = torch.tensor(ids, device=self.device)  # one length: no padding
-        limit = src.size(1) + search.max_extra  # <s>, then the input's length + 49 tokens: ours, but its forced </s>
+        limit = src.size(1) + search.max_extra  # it counts <s>: the tokens ours allows before its forced </s>
         config = generation_config(search, max_length=limit)
         with torch.no_grad():
             out = self.model.generate(input_ids=src, attention_mask=torch.ones_like(src), generation_config=config)
