@@ -68,8 +68,8 @@ class OutOfMemoryError(AnnotatedTransformerError, MemoryError):
 # %% ../nbs/05_errors.ipynb #e1183a25
 @contextlib.contextmanager
 def needs_packages(
-    what: str,  # what needs them, e.g. "spaCy's tokenizer for 'ja'"
-    advice: str,  # what to do, e.g. 'pip install "annotated-transformer[onnx]"'
+    what: str,  # what needs them, e.g. "the tokenizer for 'ja'"
+    advice: str,  # what to do, e.g. 'pip install "annotated-transformer[EXTRA]"'
 ):
     "Turn an `ImportError` inside into a `MissingDependencyError` that says what needed the package and what to do."
     try:
@@ -79,8 +79,8 @@ def needs_packages(
 
 
 def optional_import(
-    name: str,  # the module, e.g. "onnxruntime.quantization"
-    install: str,  # what to pip install, e.g. "annotated-transformer[onnx]"
+    name: str,  # the module, e.g. "sacremoses"
+    install: str,  # what to pip install, e.g. "sacremoses"
 ) -> ModuleType:
     "Import the optional module `name`; if it is not installed, raise a `MissingDependencyError` that says what to install."
     with needs_packages(name, f'pip install "{install}"'):
@@ -100,7 +100,7 @@ def _allocation(error: BaseException) -> str | None:
 
 @contextlib.contextmanager
 def memory_advice(
-    advice: str,  # what to do, e.g. "lower --max-tokens"
+    advice: str,  # what to do, e.g. "make the batches smaller"
 ):
     "Turn running out of memory inside (on a GPU or the CPU) into an `OutOfMemoryError` that says what to do."
     try:

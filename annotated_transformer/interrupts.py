@@ -1,4 +1,4 @@
-"""Ctrl-C and `SIGTERM`, the two ways a run or a command is stopped from outside: asked to stop at the next safe point, or turned into a `KeyboardInterrupt` that cleans up what was being written.
+"""Ctrl-C and `SIGTERM`, the two ways a run or a command is stopped from outside: asked to stop at the next safe point, or turned into a `KeyboardInterrupt`, so that the code it interrupts cleans up what it was writing.
 
 Docs: https://annotated-transformer.github.io/annotated-transformer/interrupts.html.md"""
 

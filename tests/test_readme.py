@@ -77,7 +77,7 @@ FIGURES = [  # (notebook, what its saved outputs or its dated appendix say, how 
     ("04_copy_task", "exact copies: 100.0%", "100% exact copies"),
     ("15_performance", "copy task: 22.6 s, the median of 3 runs", "in 22.6 s, the median of 3 runs"),
     ("09_multi30k", "41.34", "41.34 sacreBLEU"),
-    ("15_performance", "1.24 (1.23–1.65)", "1.24× as fast, the median of 5 rounds (1.23–1.65×)"),
+    ("15_performance", "1.24 (1.23–1.65)", "1.24× as fast, the median of 5 rounds (1.23–1.65×"),
 ]
 
 

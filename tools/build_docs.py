@@ -42,6 +42,7 @@ API_PAGE, TRY_PAGE = "api", "try"  # the pages this script writes; every other p
 TRY_IT = '<div class="try-it"></div>'  # where a notebook shows the widget on the site (in Jupyter, nothing)
 TRY = "_static/try"  # the widget's scripts (from docs/), its model and onnxruntime-web
 CHART_TAG, FOLDED_TAG = "chart", "hide-input"  # the browser test finds charts by the first; the second folds code
+TAGS[("code-fold", "true")] = FOLDED_TAG  # a cell its notebook folds: long plumbing the text above describes
 NOTEBOOKS, CHARTS = "_static/notebooks", "_static/charts"  # the notebooks for download; each chart's static SVG
 VEGA, DRAW_CHARTS = "_static/vega.js", "_static/charts.js"  # Vega, Vega-Lite and vega-embed; what draws each chart
 
