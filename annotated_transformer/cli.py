@@ -91,6 +91,13 @@ def parser() -> argparse.ArgumentParser:
 MODEL_HELP = "a checkpoint (last.pt, an average), or a directory export wrote, of any format"
 
 
+def _path(text: str) -> Path:
+    "A path argument: an empty one would be the current directory, which no option means."
+    if not text.strip():
+        raise argparse.ArgumentTypeError("give a path, not an empty one")
+    return Path(text)
+
+
 def _at_least_one(text: str) -> int:
     "An argument that counts something: a whole number, 1 or more."
     if (value := int(text)) < 1:
@@ -115,7 +122,7 @@ def _add_test_set_options(
     "The test set a command scores on, for `purpose`: a --split of a --corpus (its files in --data-dir), or your own files."
     tested = [name for name, corpus in CORPORA.items() if corpus.splits]
     command.add_argument("--corpus", default="multi30k", choices=tested, help=f"{purpose} (default: %(default)s)")
-    command.add_argument("--data-dir", type=Path, help="the corpus's files (default: as for training)")
+    command.add_argument("--data-dir", type=_path, help="the corpus's files (default: as for training)")
     command.add_argument(
         "--split",
         help="multi30k: " + ", ".join(MULTI30K_SPLITS) + "; wmt14: val (newstest2013), test "
@@ -123,18 +130,18 @@ def _add_test_set_options(
     )
     command.add_argument(
         "--source",
-        type=Path,
+        type=_path,
         help="instead of a split, your own test set: its source sentences, a sentence a line (plain, or .gz), "
         "or one tab-separated file of sentences and references",
     )
-    command.add_argument("--reference", type=Path, help="with --source: the reference translations, line for line")
+    command.add_argument("--reference", type=_path, help="with --source: the reference translations, line for line")
 
 
 def _model_command(commands, name: str, help: str, description: str) -> argparse.ArgumentParser:
     "A command that runs a trained model: the model, its device and its search (§6.1) are a group of options."
     command = commands.add_parser(name, help=help, description=description)
     model = command.add_argument_group("the model and its search")
-    model.add_argument("--model", "--checkpoint", dest="model", type=Path, required=True, help=MODEL_HELP)
+    model.add_argument("--model", "--checkpoint", dest="model", type=_path, required=True, help=MODEL_HELP)
     _add_device_option(model)
     model.add_argument(
         "--int8",
@@ -190,7 +197,7 @@ def _add_train_corpus(tasks, name: str, corpus: Corpus):
         description=f"Train a translator: {corpus.about}. Checkpoints go to --out every 10 minutes of training, "
         "after each epoch and with every weight snapshot; --resume continues an interrupted run from there.",
     )
-    p.add_argument("--out", type=Path, default=Path("runs") / name, help="checkpoint directory (default: %(default)s)")
+    p.add_argument("--out", type=_path, default=Path("runs") / name, help="checkpoint directory (default: %(default)s)")
     _add_data_options(p, corpus)
     p.add_argument(
         "--resume",
@@ -262,7 +269,7 @@ def _add_evaluate(commands):
         "sacreBLEU (with its signature) and, for comparison with some papers and tutorials, BLEU on lowercased tokens.",
     )
     _add_test_set_options(p, "the corpus whose --split to score")
-    p.add_argument("--hypotheses", type=Path, help="also write the translations to this file")
+    p.add_argument("--hypotheses", type=_path, help="also write the translations to this file")
     p.add_argument("--json", action="store_true", help="print the scores as JSON")
 
 # %% ../nbs/14_cli.ipynb #953f135c
@@ -277,10 +284,10 @@ def _add_average(commands):
         "The result translates like any checkpoint.",
     )
     p.add_argument(
-        "checkpoints", type=Path, nargs="+", metavar="RUN_OR_CHECKPOINT", help="a run directory, or checkpoint files"
+        "checkpoints", type=_path, nargs="+", metavar="RUN_OR_CHECKPOINT", help="a run directory, or checkpoint files"
     )
     p.add_argument("--last", type=int, help="the mean of a run's last K snapshots, without choosing (default: choose)")
-    p.add_argument("--out", type=Path, help="the checkpoint to write (default: best.pt or average_K.pt in the run)")
+    p.add_argument("--out", type=_path, help="the checkpoint to write (default: best.pt or average_K.pt in the run)")
     _add_device_option(p)
     _add_test_set_options(p, "the corpus to choose on", split="the validation set: val, or newstest2013")
     _add_search_options(p.add_argument_group("without --last, the search to choose with"))
@@ -299,11 +306,11 @@ def _add_export(commands):
     )
     p.add_argument(
         "run",
-        type=Path,
+        type=_path,
         metavar="RUN_OR_CHECKPOINT",
         help="a checkpoint, or a run directory (its newest best.pt or average_*.pt, else last.pt)",
     )
-    p.add_argument("--out", type=Path, required=True, help="the directory to write")
+    p.add_argument("--out", type=_path, required=True, help="the directory to write")
     p.add_argument("--format", choices=formats.FORMATS, default="native", help="default: %(default)s")
     p.add_argument(
         "--quantization",

@@ -10,8 +10,10 @@ __all__ = ['logger', 'VAL_SIZE', 'CORPORA', 'iter_pairs', 'read_pairs', 'file_la
            'train_corpus', 'prepare_corpus', 'Corpus']
 
 # %% ../nbs/12b_corpus.ipynb #324e30df
+import filecmp
 import functools
 import logging
+import os
 import random
 import re
 from collections.abc import Callable, Iterable, Iterator, Sequence, Sized
@@ -189,6 +191,14 @@ def _one_validation(val: Sequence | None, val_size: int | None):
         )
 
 
+def _two_texts(files: Sequence[str | Path]):
+    "Refuse one text given as both sides of a corpus: its model would copy, labelled as a translation."
+    if len(files) == 2 and all(map(os.path.isfile, files)) and filecmp.cmp(*files, shallow=False):
+        raise InputError(
+            f"{files[0]} and {files[1]} hold the same text: give the sentences, then their translations, a file each."
+        )
+
+
 def corpus_pairs(
     train: Sequence[str | Path],  # as `read_pairs` takes them
     val: Sequence[str | Path] | None = None,  # the same; None: held out from `train`
@@ -212,6 +222,8 @@ def corpus_source(
 ) -> PairSource:
     "A user's corpus as `corpus_pairs` splits it (when a split is first read), identified by its files' sums."
     _one_validation(val, val_size)  # now, not when the pairs are first read
+    for files in (train, val or ()):
+        _two_texts(files)
     splits = functools.cache(lambda: corpus_pairs(train, val, val_size))
     files = files_sha256([*train, *(val or [])])
     return PairSource(lambda split: splits()[split], corpus_key(files=files, val=val is not None, val_size=val_size))

@@ -398,3 +398,12 @@ def test_prepare_then_train_encodes_nothing(tmp_path: Path):
     assert missing.returncode == 2 and missing.stderr.strip().splitlines() == [
         "annotated-transformer: error: no.en is not there: give a corpus's files."
     ], missing.stderr
+
+
+def test_an_empty_path_is_refused(capsys):
+    "An empty path would be the current directory, which no option means: refused as argparse refuses a bad value."
+    for argv in (["translate", "--model", ""], ["export", "runs/x", "--out", " "], ["average", ""]):
+        with pytest.raises(SystemExit) as stopped:
+            main(argv)
+        assert stopped.value.code == 2, argv
+        assert "give a path, not an empty one" in capsys.readouterr().err, argv
