@@ -1147,8 +1147,8 @@ def test_a_model_into_japanese_is_scored_by_characters(tmp_path: Path):
 def test_an_onnx_export_the_page_cannot_detokenize_is_refused(tmp_path: Path):
     """A model into French exported for the browser, whose detokenizer lacks Moses' own rules for French: refused,
     naming the languages it lacks, and nothing written (on 2660d33 it was written, and the page failed on first use)."""
-    for lang in ("en", "fr"):  # English on both sides: only the languages the names give matter here
-        (tmp_path / f"train.{lang}").write_text("".join(s + "\n" for s in first_lines("train", "en", 300)), "utf-8")
+    for lang, text in (("en", "en"), ("fr", "de")):  # German named French: only the languages the names give matter
+        (tmp_path / f"train.{lang}").write_text("".join(s + "\n" for s in first_lines("train", text, 300)), "utf-8")
     files = [str(tmp_path / "train.en"), str(tmp_path / "train.fr")]
     trained = cli("train", "corpus", "--train", *files, "--out", str(tmp_path / "run"), *TINY, capture_output=True)
     assert trained.returncode == 0, trained.stderr
