@@ -65,3 +65,15 @@ def __getattr__(name: str):
 
 def __dir__() -> list[str]:
     return sorted([*globals(), *_HOMES])
+
+# %% ../nbs/17_package.ipynb #172e7bee
+def _program() -> int:  # the exit status
+    "The `annotated-transformer` command (pyproject.toml's entry point): the command line's `main`, imported here."
+    import sys
+
+    try:
+        from .cli import main
+    except KeyboardInterrupt:  # Ctrl-C while PyTorch imports: the message every interrupted command gives
+        print("\ninterrupted", file=sys.stderr)
+        return 130
+    return main()

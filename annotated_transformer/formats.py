@@ -44,12 +44,13 @@ def export_source(
 
 # %% ../nbs/10d_formats.ipynb #9e6dd792
 def provenance(path: Path) -> dict:  # for `save_pretrained`'s `about`
-    "Where a checkpoint came from: its file, recipe, last update, and the files an average was made of."
+    "Where a checkpoint came from: its file, recipe, corpus, last update, and the files an average was made of."
     saved = read_checkpoint(path, mmap=True)  # the plain data alone
     step = saved.get("step") or saved.get("train_state", {}).get("step")
     about = dict(
         checkpoint=path.name,
         recipe=saved.get("recipe"),
+        corpus=saved.get("corpus"),
         step=step,
         averaged=[Path(p).name for p in saved.get("averaged", [])],
     )

@@ -21,12 +21,14 @@ def stop_requests():
         yield asked
         return
 
-    def ask(signum: int, frame):
-        asked.append(signum)
-        signal.signal(signal.SIGINT, signal.default_int_handler)  # a second Ctrl-C: KeyboardInterrupt, now
-
     before = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
     caught = [s for s, handler in before.items() if handler is not signal.SIG_IGN]  # an ignored signal stays ignored
+
+    def ask(signum: int, frame):
+        asked.append(signum)
+        if signal.SIGINT in caught:  # a second Ctrl-C: KeyboardInterrupt, now
+            signal.signal(signal.SIGINT, signal.default_int_handler)
+
     for s in caught:
         signal.signal(s, ask)
     try:

@@ -10,7 +10,7 @@ __all__ = ['PRETRAINED_FORMAT', 'SEARCH_FILE', 'RELOAD_ADVICE', 'MAX_READ', 'DES
            'description_sha256', 'write_description', 'write_pretrained', 'model_file', 'read_model_bytes',
            'read_model_json', 'no_way_out', 'checked_config', 'meta_model', 'check_memory', 'checked_model',
            'written_as', 'checked_files', 'text_kinds_hold', 'checked_vocabularies', 'read_description',
-           'directory_search', 'files_sha256', 'read_pretrained', 'model_card']
+           'directory_search', 'files_sha256', 'read_pretrained', 'card_metadata', 'model_card']
 
 # %% ../nbs/08c_model_directory.ipynb #58f8f9cf
 import hashlib
@@ -99,6 +99,7 @@ def write_description(
     about: dict | None = None,  # where the model came from and what it scored
     use: str | None = None,  # the README's section on use; None: a model directory's
     weights: str | None = None,  # the README's line on the weights' files; None: a model directory's
+    library: str | None = None,  # the library that runs the directory, for the README's metadata; None: this project
 ) -> dict:  # the description written
     "What every kind of model directory holds beside its weights: a JSON description, `bpe.model` for BPE, a README."
     description, bpe = model_description(translator, about)
@@ -109,7 +110,7 @@ def write_description(
         config
     )  # covers the configuration, the vocabularies and the weights' checksum
     write_atomically(out / name, lambda p: p.write_text(json.dumps(config, ensure_ascii=False, indent=1)))
-    card = model_card(config, sum(p.numel() for p in translator.model.parameters()), use, weights)
+    card = model_card(config, sum(p.numel() for p in translator.model.parameters()), use, weights, library)
     write_atomically(out / "README.md", lambda p: p.write_text(card))
     return config
 
@@ -477,13 +478,64 @@ def read_pretrained(
     )
 
 # %% ../nbs/08c_model_directory.ipynb #366ff0bb
+def _yaml_list(key: str, values: list) -> list[str]:
+    "A list in YAML's block style; each value in JSON's quotes, which YAML reads as they are."
+    return [f"{key}:", *(f"- {json.dumps(v, ensure_ascii=False)}" for v in values)]
+
+
+def card_metadata(
+    config: dict,  # a model directory's config.json
+    library: str | None = None,  # the library that runs the directory, where it is not this project
+) -> str:  # the YAML block that opens the card
+    "A model card's metadata, as the Hugging Face Hub reads it: languages, task, library, licence, and the score."
+    about, langs = config.get("about", {}), config["langs"]
+    corpus, scores = about.get("corpus") or {}, about.get("scores")
+    lines = [*_yaml_list("language", [langs["src"], langs["tgt"]]), "pipeline_tag: translation"]
+    lines += _yaml_list("tags", ["translation", "annotated-transformer"])
+    if library:
+        lines.append(f"library_name: {library}")
+    if corpus.get("terms"):  # the weights come with their data's terms, which no standard licence names
+        lines.append("license: other")
+    if scores:
+        task = f"Translation {langs['src']}-{langs['tgt']}"
+        dataset = f"{corpus.get('name', 'its corpus')} {scores['split']}"
+        lines += [*_yaml_list("metrics", ["sacrebleu"]), "model-index:", f"- name: {json.dumps(task)}", "  results:"]
+        lines += ["  - task:", "      type: translation", f"      name: {json.dumps(task)}", "    dataset:"]
+        lines += [f"      name: {json.dumps(dataset, ensure_ascii=False)}", f"      type: {json.dumps(dataset)}"]
+        lines += [
+            "    metrics:",
+            "    - type: sacrebleu",
+            "      name: sacreBLEU",
+            f"      value: {scores['sacrebleu']:.2f}",
+        ]
+    return "---\n" + "\n".join(lines) + "\n---\n"
+
+
+def _card_data(config: dict) -> str:  # Markdown: the card's section on the training data and the model's limits
+    "What the model learned from, under which terms, and what follows for its use."
+    corpus = config.get("about", {}).get("corpus")
+    unknown = (
+        "A word outside its vocabularies comes out as `<unk>` (or, searching with `--no-unk`, as its best guess)."
+        if config["vocabulary"] == "words"
+        else "Its shared BPE pieces together the words it never saw (names, numbers, compounds), not always well."
+    )
+    if not corpus:
+        return f"Trained on its user's own corpus. {unknown}"
+    return (
+        f"Trained on {corpus['name']}: {corpus['holds']} ({corpus['citation']}). The data is {corpus['terms']}, "
+        f"and the model comes with the same terms.\n\nIt translates text like its training data best; other kinds "
+        f"(longer sentences, other subjects) come out worse, and it knows nothing that its data did not hold. {unknown}"
+    )
+
+
 def model_card(
     config: dict,  # a model directory's config.json
     parameters: int,  # distinct weights
     use: str | None = None,  # the section on how to use it; None: a model directory's
     weights: str | None = None,  # the line on the weights' files; None: a model directory's
-) -> str:  # Markdown
-    "The README of a model directory: what the model is, what it scored, how to use it."
+    library: str | None = None,  # the library that runs the directory, for the Hub; None: this project
+) -> str:  # Markdown, with the Hugging Face Hub's metadata first
+    "The README of a model directory: what the model is, how it was trained and on what, what it scored, how to use it."
     m, about, langs = config["model"], config.get("about", {}), config["langs"]
     scores, recipe = about.get("scores"), about.get("recipe")
     scored = (
@@ -504,13 +556,18 @@ def model_card(
         files.append("- `bpe.model`: the shared sentencepiece BPE model")
     if SEARCH_FILE in config.get("files", {}):
         files.append(f"- `{SEARCH_FILE}`: the search it translates with (transformers' names), by default everywhere")
-    return f"""# A {langs["src"]}→{langs["tgt"]} Transformer
+    return f"""{card_metadata(config, library)}
+# A {langs["src"]}→{langs["tgt"]} Transformer
 
 The encoder–decoder of "Attention Is All You Need" (Vaswani et al., 2017): {m["N"]} layers per stack,
 d_model {m["d_model"]}, d_ff {m["d_ff"]}, {m["h"]} heads, {"pre" if m["norm_first"] else "post"}-norm, {parameters:,} parameters;
 {config["vocabulary"]} vocabularies of {m["src_vocab"]:,} and {m["tgt_vocab"]:,} tokens. Trained with {", ".join(origin)}.
 
 {scored}
+
+## Training data and limits
+
+{_card_data(config)}
 
 ## Use
 

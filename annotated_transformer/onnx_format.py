@@ -210,7 +210,7 @@ def _normalization(sp) -> dict:  # a character: its text, where sentencepiece's 
 
 def bpe_rules(bpe: BPETokenizer) -> dict:
     """A BPE for the browser's `bpe.js`: the pieces merges make, with their scores; the control pieces; the unknown
-    piece and its text; the characters whose normalisation is not NFKC's."""
+    piece and its text; whether it falls back to bytes; the characters whose normalisation is not NFKC's."""
     sp, ids = bpe.sp, range(bpe.sp.get_piece_size())
     special = lambda i: sp.is_control(i) or sp.is_unknown(i) or sp.is_unused(i) or sp.is_byte(i)
     return {
@@ -218,6 +218,7 @@ def bpe_rules(bpe: BPETokenizer) -> dict:
         "control": [sp.id_to_piece(i) for i in ids if sp.is_control(i)],
         "unknown": sp.id_to_piece(sp.unk_id()),
         "unknown_text": sp.decode_ids([sp.unk_id()]),
+        "byte_fallback": any(map(sp.is_byte, ids)),  # a character no piece holds: its UTF-8 bytes' pieces
         "normalization": _normalization(sp),
     }
 

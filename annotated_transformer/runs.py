@@ -36,7 +36,7 @@ from annotated_transformer.checkpoints import (
     write_atomically,
 )
 from .cpu import use_cpu_speedups
-from .data import PAD, PairStream
+from .data import BPE_TRAINING, PAD, PairStream
 from .errors import DataError, InputError, MissingFileError, ModelFileError, OutputInUseError
 from .fast_decoding import BeamSearch, search_config
 from .model import EncoderDecoder
@@ -352,8 +352,8 @@ def open_run(
     return run_id
 
 
-# what a prepared corpus depends on besides its pairs: the vocabularies learned from them, the pairs dropped, and the
-# tokenizers' versions, whose rules decide the ids
+# what a prepared corpus depends on besides its pairs: the vocabularies learned from them (and how a BPE is learned),
+# the pairs dropped, and the tokenizers' versions, whose rules decide the ids
 CORPUS_SETTINGS = ("src_lang", "tgt_lang", "vocabulary", "min_freq", "bpe_size", "max_len")
 TOKENIZERS = ("spacy", "sentencepiece")
 
@@ -366,6 +366,8 @@ def run_corpus(
     "The corpus a run of `recipe` trains on, prepared once: with vocabularies learned from its training pairs, or `saved`'s."
     settings = {name: getattr(recipe, name) for name in CORPUS_SETTINGS}
     made_by = dict(source=source.digest(), **settings, **{name: version(name) for name in TOKENIZERS})
+    if recipe.vocabulary == "bpe":
+        made_by["bpe_training"] = BPE_TRAINING
     learned_dir = prepared_dir(corpus_key(vocabularies="learned", **made_by))
     if saved is None:
 
@@ -489,6 +491,7 @@ def train_translator(
     start_over: bool = False,  # delete the files of a run already in `out` (`run_files`) and begin a new one
     identity: Callable[[str, str], str]
     | None = None,  # (src_lang, tgt_lang) -> a digest of the files `load_split` reads
+    about: dict | None = None,  # what the corpus is, for a model's card: see `CorpusTrainer`
 ) -> TrainState:  # the finished run: `records` per update, `evals` per snapshot
     "Train a Transformer following `recipe` on the corpus `load_split` reads, prepared once (`run_corpus`), with checkpoints in `out`."
     out, device = Path(out), device or processes.device or default_device()
@@ -506,6 +509,8 @@ def train_translator(
         search = search_config(BeamSearch(alpha=recipe.alpha))  # §6.1's beam 4, the recipe's α: its models' search
         trained_on = dict(pairs_sha256=corpus.manifest["pairs_sha256"], prepared=corpus.folder.name)
         extra = dict(recipe=asdict(recipe), search=search, run_id=run_id, **trained_on, **data.checkpoint_data())
+        if about:
+            extra["corpus"] = about
         trainer, state = run_trainer(out, recipe, data, model, extra, saved is not None, keep, processes, progress)
         for path in old:  # every check of the new run has passed: the old run's files go (a link, not its target)
             path.unlink(missing_ok=True)
@@ -526,6 +531,7 @@ class CorpusTrainer:
     identity: Callable[[str | Path | None, str, str], str | None] | None = (
         None  # (data_dir, src_lang, tgt_lang) -> a digest of the files
     )
+    about: dict | None = None  # for a model's card (`model_card`): the corpus's name, what it holds, citation, terms
 
     def __call__(
         self,
@@ -541,6 +547,7 @@ class CorpusTrainer:
             recipe or (None if resume else self.default),
             resume,
             identity=self.identity and (lambda src, tgt: self.identity(data_dir, src, tgt)),
+            about=self.about,
             **options,
         )
 

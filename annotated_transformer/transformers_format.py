@@ -209,7 +209,8 @@ def export_transformers(
     model.save_pretrained(out)  # config.json, model.safetensors, generation_config.json
     fast_tokenizer(translator.src_tok).save_pretrained(out)  # tokenizer.json, tokenizer_config.json
     head = dict(format=HF_FORMAT, files=files_sha256(out, [p.name for p in out.iterdir()]))
-    write_description(out, translator, head, HF_DESCRIPTION, about, use=_USE.format(out=out.name), weights=_WEIGHTS)
+    use = _USE.format(out=out.name)
+    write_description(out, translator, head, HF_DESCRIPTION, about, use, _WEIGHTS, library="transformers")
     return out
 
 

@@ -3,7 +3,8 @@ docs/_static/try/bpe.js with `BPETokenizer`. Node runs each JS tokenizer, built 
 (`tokenizer_rules(lang)`; `bpe_rules` of a BPE learned from Multi30k's training sentences), over Multi30k's validation
 and test2016 sentences in German and English, and each JS detokenizer (`detokenizer_rules(lang)`; the same BPE's rules)
 over the same sentences as Python tokenizes them (for the BPE, every seventh piece made <unk> and <s> first, as a
-model's output may hold them); and the BPE's tokenizer over every character of Unicode, between two letters. Each
+model's output may hold them); and the BPE's tokenizer over every character of Unicode, between two letters, and its
+detokenizer over Python's pieces of every sixteenth of them (most characters are not in Multi30k: their UTF-8 bytes' pieces). Each
 check compares with Python's tokens or text, sentence by sentence, reports `identical / total` and needs at least 99.5%
 identical."""
 
@@ -25,7 +26,7 @@ TEXT_JS, BPE_JS = (ROOT / "docs" / "_static" / "try" / name for name in ("text.j
 LANGS, SPLITS = ("de", "en"), ("val", "test_2016_flickr")
 KINDS = ("tokenize", "detokenize", "bpe tokenize", "bpe detokenize")
 CHECKS = [(kind, lang, split) for kind in KINDS for lang in LANGS for split in SPLITS]
-CHECKS.append(("bpe tokenize", "every", "character"))  # each of Unicode's between two letters: the normalisation
+CHECKS += [("bpe tokenize", "every", "character"), ("bpe detokenize", "every", "character")]  # each of Unicode's
 EVERY_CHARACTER = [f"a{chr(c)}b" for c in range(sys.maxunicode + 1) if not 0xD800 <= c < 0xE000]  # but surrogates
 MIN_IDENTICAL = 0.995
 
@@ -70,8 +71,12 @@ def outputs(multi30k, tmp_path_factory) -> dict:
                     tokens = [["<s>", *("<unk>" if i % 7 == 3 else t for i, t in enumerate(ts))] for ts in tokens]
                 inputs[f"{kind}detokenize", lang, split] = tokens
                 expected[f"{kind}detokenize", lang, split] = [tokenizer.detokenize(t) for t in tokens]
-    inputs[CHECKS[-1]] = EVERY_CHARACTER
-    expected[CHECKS[-1]] = BPETokenizer(bpe, "de").tokenize_all(EVERY_CHARACTER)
+    bpe_de = BPETokenizer(bpe, "de")
+    every_piece = bpe_de.tokenize_all(EVERY_CHARACTER)  # between two letters: the normalisation
+    inputs["bpe tokenize", "every", "character"] = EVERY_CHARACTER
+    expected["bpe tokenize", "every", "character"] = every_piece
+    inputs["bpe detokenize", "every", "character"] = every_piece[::16]  # a sixteenth of them: mostly bytes' pieces
+    expected["bpe detokenize", "every", "character"] = [bpe_de.detokenize(p) for p in every_piece[::16]]
     tmp = tmp_path_factory.mktemp("browser-text")
     checks = [{"kind": kind, "lang": lang, "inputs": inputs[kind, lang, split]} for kind, lang, split in CHECKS]
     (tmp / "job.json").write_text(json.dumps({"rules": rules, "checks": checks}, ensure_ascii=False), encoding="utf-8")

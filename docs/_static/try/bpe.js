@@ -1,10 +1,13 @@
 // Subword pieces in the browser, as the package's `annotated_transformer.data.BPETokenizer` finds them: sentencepiece's
 // byte-pair encoding (its normalisation, then the merges by score), and its way back to text. The rules come from
-// Python (`onnx_format.bpe_rules`): the pieces and their scores, the control pieces, the unknown piece's text, and
-// where sentencepiece's normalisation differs from Unicode's NFKC, character by character.
+// Python (`onnx_format.bpe_rules`): the pieces and their scores, the control pieces, the unknown piece's text, whether
+// a character no piece holds falls back to its bytes, and where sentencepiece's normalisation differs from Unicode's
+// NFKC, character by character.
 import { normalized } from "./text.js";
 
 const SPACE = "\u2581"; // ▁, sentencepiece's mark of a space
+const BYTE = /^<0x([0-9A-F]{2})>$/; // a byte piece: <0xE6>
+const byteText = new TextDecoder(); // UTF-8; a byte that starts no character reads as U+FFFD, as in sentencepiece
 
 export class BPE {
   constructor(rules) {
@@ -13,6 +16,7 @@ export class BPE {
     this.control = new Set(rules.control); // <s>, </s>, <blank>: no text
     this.unknown = rules.unknown;
     this.unknownText = rules.unknown_text; // what <unk> reads as
+    this.byteFallback = rules.byte_fallback; // a character no piece holds: its UTF-8 bytes, <0xE6> <0x88> …
     this.mapped = new Map(Object.entries(rules.normalization)); // a character: sentencepiece's text for it
   }
 
@@ -31,7 +35,8 @@ export class BPE {
   }
 
   /** The pieces of `text`: its characters merged, the pair whose merge scores highest first (the leftmost of
-   * equals), until no neighbours make a piece; a run of characters no piece holds is one piece, read as <unk>. */
+   * equals), until no neighbours make a piece; a character no piece holds is its bytes' pieces, or (with no byte
+   * pieces) one <unk> for each run of such characters. */
   tokenize(text) {
     const symbols = Array.from(this.#normalize(text));
     for (;;) {
@@ -47,22 +52,37 @@ export class BPE {
     const pieces = [];
     for (const symbol of symbols) {
       const unknown = !this.scores.has(symbol);
-      if (unknown && pieces.length && !this.scores.has(pieces.at(-1))) pieces[pieces.length - 1] += symbol;
+      if (unknown && this.byteFallback) pieces.push(...utf8Pieces(symbol));
+      else if (unknown && pieces.length && !this.scores.has(pieces.at(-1))) pieces[pieces.length - 1] += symbol;
       else pieces.push(symbol);
     }
     return pieces;
   }
 
-  /** The text of pieces: control pieces read as nothing, <unk> as its text, ▁ as a space; the spaces that open the
-   * text, before its first piece that reads as something, go. */
+  /** The text of pieces: control pieces read as nothing, <unk> as its text, a run of byte pieces as the UTF-8 it
+   * spells, ▁ as a space; the spaces that open the text, before its first piece that reads as something, go. */
   detokenize(pieces) {
     let text = "";
+    let bytes = []; // the byte pieces' values since the last other piece
+    const add = (surface, unknown = false) => {
+      text += text || unknown ? surface : surface.replace(/^ /, ""); // the text's opening space goes, not <unk>'s
+    };
     for (const piece of pieces) {
       if (this.control.has(piece)) continue;
+      const byte = BYTE.exec(piece);
+      if (byte) {
+        bytes.push(parseInt(byte[1], 16));
+        continue;
+      }
+      if (bytes.length) [bytes, text] = [[], text + byteText.decode(new Uint8Array(bytes))];
       const unknown = piece === this.unknown;
-      const surface = unknown ? this.unknownText : piece.replaceAll(SPACE, " ");
-      text += text || unknown ? surface : surface.replace(/^ /, ""); // the text's opening space goes, not <unk>'s
+      add(unknown ? this.unknownText : piece.replaceAll(SPACE, " "), unknown);
     }
-    return text;
+    return bytes.length ? text + byteText.decode(new Uint8Array(bytes)) : text;
   }
+}
+
+/** The byte pieces of a character's UTF-8: "我" is <0xE6> <0x88> <0x91>. */
+function utf8Pieces(char) {
+  return Array.from(new TextEncoder().encode(char), (b) => `<0x${b.toString(16).toUpperCase().padStart(2, "0")}>`);
 }
