@@ -39,6 +39,8 @@ from .errors import InputError, memory_advice, report_errors
 from .fast_decoding import PAPER_PENALTY, changed_search
 from .interrupts import terminate_as_interrupt
 from .recipe import PRECISIONS, SCHEDULES, VOCABULARIES, Recipe, named_device, saved_recipe
+from .runs import run_at_rest
+from .saving import one_writer_at_a_time
 from .trainer import lines_shown
 from annotated_transformer.translation import (
     BaseTranslator,
@@ -330,12 +332,14 @@ def _average(args: argparse.Namespace, device: torch.device | None):
     run_dir = inputs[0] if len(inputs) == 1 and inputs[0].is_dir() else None
     if out is None and run_dir is None:
         raise InputError("Give --out: where to write the average of these files.")
-    if run_dir and last is None:
-        return _choose_average(args, run_dir, out or run_dir / "best.pt", device)
-    paths = last_checkpoints(run_dir, last) if run_dir else inputs
-    out = out or run_dir / f"average_{last}.pt"
-    check_average_out(out, paths)
-    write_checkpoint(out, average_checkpoints(paths))
+    out = out or run_dir / ("best.pt" if last is None else f"average_{last}.pt")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with run_at_rest(run_dir), one_writer_at_a_time(out):  # no trainer or other writer changes them meanwhile
+        if run_dir and last is None:
+            return _choose_average(args, run_dir, out, device)
+        paths = last_checkpoints(run_dir, last) if run_dir else inputs
+        check_average_out(out, paths)
+        write_checkpoint(out, average_checkpoints(paths))
     names = ", ".join(p.name for p in paths)
     print(f"averaged {names} into {out}; translate with: annotated-transformer translate --model {out}")
 

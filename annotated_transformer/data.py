@@ -266,6 +266,8 @@ def iter_lines(
 ) -> Iterator[str]:
     "The lines of a UTF-8 text file as they are read, checked: no undecodable bytes and, unless allowed, no empty lines."
     path = Path(path)
+    if path.is_dir():
+        raise DataError(f"{path} is a directory: give a text file, a sentence a line (plain, or gzipped as .gz).")
     if expected_sha256:
         verify(path, expected_sha256)
     empty = []
@@ -455,9 +457,10 @@ def train_bpe(
                 **specials,
             )
         except RuntimeError as e:
+            few = "smaller than required_chars" in str(e)  # every character and the 256 bytes need a piece each
+            advice = "a larger vocab_size" if few else "a smaller vocab_size, or give more text"
             raise DataError(
-                f"Could not learn {vocab_size:,} BPE pieces from these texts ({e}). "
-                "Ask for a smaller vocab_size, or give more text."
+                f"Could not learn {vocab_size:,} BPE pieces from these texts ({e}). Ask for {advice}."
             ) from e
     return model.getvalue()
 

@@ -16,7 +16,13 @@ from .checkpoints import read_checkpoint, snapshot_files
 from .ctranslate2_format import CTRANSLATE2
 from .errors import InputError, MissingFileError
 from .fast_decoding import PAPER_PENALTY, BeamSearch
-from .native_format import directory_search, read_description, saved_search, written_as
+from annotated_transformer.native_format import (
+    directory_search,
+    read_description,
+    read_model_json,
+    saved_search,
+    written_as,
+)
 from .onnx_format import ONNX
 from .saving import Format, write_directory
 from .transformers_format import TRANSFORMERS
@@ -130,13 +136,24 @@ def open_translator(
         raise InputError(
             f"8-bit weights (--int8) are for the CPU, not {device}: give --device cpu, or leave out --int8."
         )
-    if not path.is_dir():
-        translator = Translator.from_checkpoint(path, device=device, **settings)
+    if path.is_dir():
+        format = format_of(path)
+        if int8 and format is not NATIVE:  # refused before the model is read
+            raise InputError(_no_int8(path, format))
+        translator = format.open(path, device=device, **settings)
     else:
-        translator = format_of(path).open(path, device=device, **settings)
-    if int8 and not isinstance(translator, Translator):
-        raise InputError(
-            f"8-bit weights while translating (--int8) are PyTorch's, and {path} is a {translator.format.name} "
-            f"directory: export the model with --format {_quantizing_formats()} --quantization int8 for that engine's own."
-        )
+        translator = Translator.from_checkpoint(path, device=device, **settings)
     return translator.int8() if int8 else translator
+
+
+def _no_int8(path: Path, format: Format) -> str:  # the message
+    "Why --int8 is refused for a directory of another engine than PyTorch, and what to do instead."
+    described = read_model_json(path, format.description)  # for the message alone: the model is not read
+    if isinstance(described, dict) and described.get("quantization") == "int8":
+        return (
+            f"{path} holds 8-bit weights already ({format.name}, exported with --quantization int8): leave out --int8."
+        )
+    return (
+        f"8-bit weights while translating (--int8) are PyTorch's, and {path} is a {format.name} directory: export "
+        f"the model with --format {_quantizing_formats()} --quantization int8 for that engine's own."
+    )

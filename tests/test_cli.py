@@ -25,6 +25,8 @@ from faults import KILLED_AFTER_FIRST_CHECKPOINT, NEVER_ENCODES, with_fault
 from annotated_transformer.cli import main
 from annotated_transformer.data import find_corpus_file, read_lines
 from annotated_transformer.errors import ISSUES, WaitTimeoutError
+from annotated_transformer.runs import hold_run_dir
+from annotated_transformer.saving import one_writer_at_a_time
 
 pytestmark = pytest.mark.xdist_group("test_cli")  # its module-scoped fixtures are built once, on one worker
 
@@ -235,6 +237,18 @@ def test_average_then_translate(interrupted_and_resumed: Path, tmp_path: Path):
     assert (tmp_path / "avg.pt").is_file() and "avg.pt" in files
     translated = cli("translate", "--checkpoint", str(tmp_path / "avg.pt"), "--beam", "2", input="Ein Hund.\n").stdout
     assert len(translated.splitlines()) == 1
+
+
+def test_average_refuses_a_training_run_and_a_busy_output(interrupted_and_resumed: Path, tmp_path: Path, capsys):
+    "`average` refuses a run a trainer holds (it prunes snapshots as it goes) and an --out another command is writing."
+    run, out = interrupted_and_resumed, tmp_path / "avg.pt"
+    with hold_run_dir(run):  # as a training run holds it
+        assert main(["average", str(run), "--last", "2"]) == 2
+        assert f"A run is training in {run} now (process {os.getpid()})" in capsys.readouterr().err
+    with one_writer_at_a_time(out):  # as another average or an export holds it
+        assert main(["average", str(run / "epoch_01.pt"), str(run / "epoch_02.pt"), "--out", str(out)]) == 2
+        assert f"Another command is writing {out} now" in capsys.readouterr().err
+    assert not out.exists()
 
 
 def test_evaluate_prints_sacrebleu(interrupted_and_resumed: Path, tmp_path: Path, corpus: Path):
