@@ -7,7 +7,7 @@ import { normalized } from "./text.js";
 
 const SPACE = "\u2581"; // ▁, sentencepiece's mark of a space
 const BYTE = /^<0x([0-9A-F]{2})>$/; // a byte piece: <0xE6>
-const byteText = new TextDecoder(); // UTF-8; a byte that starts no character reads as U+FFFD, as in sentencepiece
+const strictUtf8 = new TextDecoder("utf-8", { fatal: true }); // throws on bytes that are no character
 
 export class BPE {
   constructor(rules) {
@@ -74,12 +74,32 @@ export class BPE {
         bytes.push(parseInt(byte[1], 16));
         continue;
       }
-      if (bytes.length) [bytes, text] = [[], text + byteText.decode(new Uint8Array(bytes))];
+      if (bytes.length) [bytes, text] = [[], text + utf8Text(bytes)];
       const unknown = piece === this.unknown;
       add(unknown ? this.unknownText : piece.replaceAll(SPACE, " "), unknown);
     }
-    return bytes.length ? text + byteText.decode(new Uint8Array(bytes)) : text;
+    return bytes.length ? text + utf8Text(bytes) : text;
   }
+}
+
+/** The text of bytes as sentencepiece reads them: UTF-8, each byte that starts no whole character read as U+FFFD. */
+function utf8Text(bytes) {
+  let text = "";
+  for (let i = 0; i < bytes.length; ) {
+    const b = bytes[i];
+    const n = b < 0x80 ? 1 : b >= 0xc2 && b <= 0xdf ? 2 : b >= 0xe0 && b <= 0xef ? 3 : b >= 0xf0 && b <= 0xf4 ? 4 : 0;
+    let char = null; // the character the bytes from i spell, if they spell one
+    if (n && i + n <= bytes.length) {
+      try {
+        char = strictUtf8.decode(new Uint8Array(bytes.slice(i, i + n)));
+      } catch {
+        char = null;
+      }
+    }
+    text += char ?? "\uFFFD";
+    i += char === null ? 1 : n;
+  }
+  return text;
 }
 
 /** The byte pieces of a character's UTF-8: "我" is <0xE6> <0x88> <0x91>. */
