@@ -619,8 +619,9 @@ def test_translator_in_node_searches_as_python(site, multi30k, tmp_path):
 
 def test_translator_in_node_reads_a_bpe_model(multi30k, tmp_path):
     """The page's translator opens an ONNX export of a BPE model (its text by docs/_static/try/bpe.js): an untrained
-    model over a small BPE translates validation sentences, greedily and with a beam of 3, as `OnnxTranslator` does
-    (with no page: the site's own model has a word vocabulary)."""
+    model over a small BPE translates validation sentences, greedily and with a beam of 3, as `OnnxTranslator` does,
+    all but at most one of 20, a near-tie of untrained scores that onnxruntime-web may break otherwise (with no page:
+    the site's own model has a word vocabulary)."""
     bpe = BPETokenizer(train_bpe([text for pair in load_multi30k("val", multi30k) for text in pair], 600), "de")
     torch.manual_seed(0)
     config = TransformerConfig(len(bpe.vocab()), len(bpe.vocab()), N=2, d_model=32, d_ff=64, h=4, max_len=128)
