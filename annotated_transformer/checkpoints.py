@@ -6,9 +6,9 @@ Docs: https://annotated-transformer.github.io/annotated-transformer/checkpoints.
 
 # %% auto #0
 __all__ = ['TRAINING_STATE', 'CHECKSUMS', 'SNAPSHOT_KINDS', 'Checkpoint', 'rng_states', 'set_rng_states', 'tensors_sha256',
-           'flush_to_disk', 'write_atomically', 'write_checkpoint', 'lock_or_refuse', 'save_checkpoint',
-           'read_checkpoint', 'load_checkpoint', 'Checkpoints', 'snapshot_files', 'save_weights', 'average_state_dicts',
-           'last_checkpoints', 'average_checkpoints', 'check_average_out']
+           'flush_to_disk', 'write_atomically', 'os_error', 'write_error', 'write_checkpoint', 'lock_or_refuse',
+           'save_checkpoint', 'read_checkpoint', 'load_checkpoint', 'Checkpoints', 'snapshot_files', 'save_weights',
+           'average_state_dicts', 'last_checkpoints', 'average_checkpoints', 'check_average_out']
 
 # %% ../nbs/05b_checkpoints.ipynb #f324d6cc
 import contextlib
@@ -16,15 +16,17 @@ import hashlib
 import os
 import pickle
 import random
+import re
 import uuid
 import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import asdict
 from pathlib import Path
-from typing import TypedDict
+from typing import BinaryIO, TypedDict
 
 import torch
 from filelock import FileLock, Timeout
+from safetensors import SafetensorError
 from torch import Tensor, nn
 
 from annotated_transformer.errors import (
@@ -145,12 +147,48 @@ def write_atomically(
         flush_to_disk(path.parent)  # the new name
     except BaseException as e:  # a full disk, a read-only folder, or Ctrl-C: no temporary file left
         tmp.unlink(missing_ok=True)
-        if not isinstance(e, OSError) or isinstance(e, AnnotatedTransformerError):
+        if (system := os_error(e)) is None:
             raise
-        kept = f"{path.name} is as it was" if path.exists() else "nothing was written"
-        raise WriteError(
-            f"Could not write {path} ({_reason(e)}): is the disk full, or the folder read-only? {kept}."
-        ) from e
+        raise write_error(path, system) from e
+
+
+def os_error(error: BaseException) -> OSError | None:
+    "The operating system's error behind a failed write: `error`, or one that safetensors reports in its words; else None."
+    if isinstance(error, AnnotatedTransformerError):
+        return None  # already says what to do
+    if isinstance(error, OSError):
+        return error
+    if isinstance(error, SafetensorError) and (code := re.search(r"\(os error (\d+)\)", str(error))):
+        return OSError(int(code[1]), os.strerror(int(code[1])))
+    return None
+
+
+def write_error(
+    path: Path,  # what could not be written
+    error: OSError,
+    kept: str | None = None,  # what is left of it; None: `path` as it was, or nothing, for a file written whole
+) -> WriteError:
+    "What a user is told when `path` could not be written: why, what to check, and what is left."
+    kept = kept or (f"{path.name} is as it was" if path.exists() else "nothing was written")
+    return WriteError(f"Could not write {path} ({_reason(error)}): is the disk full, or the folder read-only? {kept}.")
+
+
+class _KeepingErrors:
+    "A binary file for `torch.save` that keeps the error of a write that fails (a full disk), which PyTorch's own words hide."
+
+    def __init__(self, file: BinaryIO):
+        self.file = file
+        self.error: OSError | None = None
+
+    def write(self, data) -> int:
+        try:
+            return self.file.write(data)
+        except OSError as e:
+            self.error = e
+            raise
+
+    def flush(self):
+        self.file.flush()
 
 
 def write_checkpoint(
@@ -161,8 +199,14 @@ def write_checkpoint(
     checksum = tensors_sha256(contents, plain=True)
 
     def save(tmp: Path):
-        with open(tmp, "wb") as f:  # through a Python file, a full disk is an OSError (by path, a RuntimeError)
-            torch.save({**contents, "contents_sha256": checksum}, f)
+        with open(tmp, "wb") as f:
+            writes = _KeepingErrors(f)
+            try:
+                torch.save({**contents, "contents_sha256": checksum}, writes)
+            except RuntimeError:  # PyTorch's words for a failed write ("unexpected pos"): the system's are clearer
+                if writes.error:
+                    raise writes.error from None
+                raise
 
     write_atomically(path, save)
 

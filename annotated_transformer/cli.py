@@ -504,7 +504,9 @@ def _memory_advice(args: argparse.Namespace) -> str:
             "a resumed one keeps its own)"
         )
     if args.command == "translate":
-        return "lower --max-tokens"
+        return "lower --max-tokens, or the beam (--beam)"
+    if args.command in ("evaluate", "average"):
+        return "lower the beam (--beam), or run it on another device (--device)"
     other = ", or run it on another device (--device cpu)" if hasattr(args, "device") else ""
     return f"close the programs that hold the memory{other}"
 

@@ -17,7 +17,7 @@ from torch import nn
 from .cpu import check_float
 from .decoding import length_penalty
 from .errors import InputError, ModelFileError, optional_import
-from .fast_decoding import BeamSearch, changed_search
+from .fast_decoding import BeamSearch
 from annotated_transformer.native_format import (
     RELOAD_ADVICE,
     checked_vocabularies,
@@ -174,9 +174,10 @@ class CT2Translator(BaseTranslator):
         config = read_description(
             Path(path), TOKENIZATION, CT2_FORMAT, files=("config.json", "model.bin")
         )  # and the BPE model, for a BPE vocabulary
-        search = changed_search(directory_search(Path(path), config), beam, alpha, allow_unk)
+        search = directory_search(Path(path), config)
         max_len = config["model"]["max_len"]
-        super().__init__(*checked_vocabularies(path, config), search=search, max_len=max_len)
+        super().__init__(*checked_vocabularies(path, config), search=search, max_len=max_len, stored_in=Path(path))
+        self.search = self.searching(beam, alpha, allow_unk)
         device, self.path, ct2 = torch.device(device), Path(path), _ctranslate2()
         if device.type == "cuda" and not ct2.get_cuda_device_count():
             raise InputError(f"CTranslate2 sees no CUDA GPU here (--device {device}): use --device cpu.")

@@ -92,7 +92,10 @@ def _allocation(error: BaseException) -> str | None:
     import torch  # here, not on import: `AnnotatedTransformerError` alone needs no PyTorch
 
     text, gpu = str(error), torch.cuda.OutOfMemoryError  # its name in every PyTorch 2 (torch.OutOfMemoryError: 2.5 on)
-    if not (isinstance(error, MemoryError | gpu) or re.search("DefaultCPUAllocator|out of memory", text)):
+    if not (
+        isinstance(error, MemoryError | gpu)
+        or re.search("DefaultCPUAllocator|out of memory|failed to allocate", text, re.I)
+    ):
         return None  # another RuntimeError
     asked = re.search(r"[Tt]ried to allocate ([\d.]+ \w+)", text)
     return asked.group(1) if asked else ""
@@ -105,7 +108,7 @@ def memory_advice(
     "Turn running out of memory inside (on a GPU or the CPU) into an `OutOfMemoryError` that says what to do."
     try:
         yield
-    except (MemoryError, RuntimeError) as e:  # PyTorch's allocators raise RuntimeErrors
+    except Exception as e:  # PyTorch's allocators raise RuntimeErrors, onnxruntime's own kinds of error
         if isinstance(e, AnnotatedTransformerError) or (asked := _allocation(e)) is None:
             raise
         where = "The GPU" if "CUDA" in str(e) else "Memory"

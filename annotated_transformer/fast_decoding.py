@@ -7,7 +7,7 @@ Docs: https://annotated-transformer.github.io/annotated-transformer/fast_decodin
 # %% auto #0
 __all__ = ['MAX_ALPHA', 'PAPER_PENALTY', 'LENGTH_PENALTY', 'StepDecoder', 'Hypothesis', 'Beams', 'batch_beam_search',
            'search_steps', 'Extensions', 'BeamSearch', 'greedy_search', 'search_config', 'stored_search',
-           'changed_search']
+           'changed_search', 'search_problem']
 
 # %% ../nbs/05c_fast_decoding.ipynb #b1e45ceb
 import math
@@ -313,3 +313,24 @@ def changed_search(
     if not changes:
         return search
     return replace(search if isinstance(search, BeamSearch) else BeamSearch(), **changes)
+
+# %% ../nbs/05c_fast_decoding.ipynb #d92612b8
+def search_problem(
+    search,  # a `BeamSearch`, or any search a `Translator` takes (another kind bounds itself)
+    positions: int,  # the model's positions: its source and output each fit in them
+    outputs: int,  # the size of its target vocabulary
+) -> str | None:  # what keeps the search from running, or None
+    "Why `search` cannot run on a model of this size, found before anything is allocated; None where it can."
+    if not isinstance(search, BeamSearch):
+        return None
+    if 2 * search.beam > outputs:  # `_check_vocab`'s rule, before beams of that width are made
+        return (
+            f"a beam of {search.beam:,} needs a vocabulary of at least {2 * search.beam:,} tokens, "
+            f"and this model writes {outputs:,}"
+        )
+    if search.max_extra > positions - 2:  # the shortest source is a token and </s>
+        return (
+            f"outputs that grow {search.max_extra:,} tokens past their source need more than the model's "
+            f"{positions:,} positions (at most {positions - 2:,} past it)"
+        )
+    return None

@@ -35,7 +35,7 @@ from .checkpoints import write_atomically
 from .cpu import check_float
 from .data import REJOINED, BPETokenizer, Tokenizer, sha256
 from .errors import InputError, ModelFileError, optional_import
-from .fast_decoding import BeamSearch, changed_search, search_steps
+from .fast_decoding import BeamSearch, search_steps
 from .model import EncoderDecoder
 from annotated_transformer.native_format import (
     RELOAD_ADVICE,
@@ -408,8 +408,9 @@ class OnnxTranslator(BaseTranslator):
         checked_files(path, "config.json", graphs)
         if type(positions := config.get("positions")) is not int or not 1 <= positions <= config["model"]["max_len"]:
             raise ModelFileError(f"{path / 'config.json'} holds positions = {positions!r}: it was altered.")
-        search = changed_search(directory_search(path, config), beam, alpha, allow_unk)
-        super().__init__(*checked_vocabularies(path, config), search=search, max_len=positions)
+        search = directory_search(path, config)
+        super().__init__(*checked_vocabularies(path, config), search=search, max_len=positions, stored_in=path)
+        self.search = self.searching(beam, alpha, allow_unk)
         options.intra_op_num_threads, self.path = threads, path
         state = vars(onnxruntime.capi.onnxruntime_pybind11_state)  # where onnxruntime's errors are defined
         refusals = tuple(e for e in state.values() if isinstance(e, type) and issubclass(e, Exception))

@@ -183,7 +183,7 @@ def _write_split(
             sha.update("".join(f"{split}\t{s}\t{t}\n" for s, t in chunk).encode())
             *sides, n = encode_pairs(chunk, *text, max_len=max_len)
             for side, ids, file in zip(("src", "tgt"), sides, (src_file, tgt_file)):
-                np.fromiter(itertools.chain.from_iterable(ids), dtype).tofile(file)
+                file.write(np.fromiter(itertools.chain.from_iterable(ids), dtype).tobytes())  # (tofile: no errno)
                 lengths[side].append(np.fromiter(map(len, ids), np.uint32, len(ids)))
             read, dropped = read + len(chunk), dropped + n
     logger.info(f"Encoded the {split} split: {read:,} pairs in {time.perf_counter() - start:,.0f} s")
@@ -191,8 +191,9 @@ def _write_split(
     for side, parts in lengths.items():
         side_lengths = np.concatenate(parts or [np.zeros(0, np.uint32)])
         types[side] = length_type(side_lengths.max(initial=0)).name
-        side_lengths.astype(types[side]).tofile(folder / f"{split}.{side}.len")
-        np.concatenate([[0], np.cumsum(side_lengths, dtype=np.int64)]).tofile(folder / f"{split}.{side}.idx")
+        (folder / f"{split}.{side}.len").write_bytes(side_lengths.astype(types[side]).tobytes())
+        offsets = np.concatenate([[0], np.cumsum(side_lengths, dtype=np.int64)])
+        (folder / f"{split}.{side}.idx").write_bytes(offsets.tobytes())
     return dict(read=read, dropped=dropped, length_types=types)
 
 # %% ../nbs/07c_prepared.ipynb #019ac94f

@@ -17,6 +17,7 @@ import json
 import math
 import os
 import shutil
+import threading
 import uuid
 from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, fields
@@ -35,6 +36,7 @@ from annotated_transformer.checkpoints import (
     save_weights,
     snapshot_files,
     write_atomically,
+    write_error,
 )
 from .cpu import use_cpu_speedups
 from .data import BPE_TRAINING, PAD, PairStream
@@ -326,6 +328,20 @@ def _metric_lines(path: Path) -> list[str]:
     return lines
 
 
+def _quiet_board_threads():
+    "No traceback from a TensorBoard writer's thread that fails (a full disk): the run warns once, as its next write fails."
+    previous = threading.excepthook
+    if getattr(previous, "quiets_tensorboard", False):
+        return
+
+    def hook(args):
+        if not type(args.thread).__module__.startswith("tensorboard."):
+            previous(args)
+
+    hook.quiets_tensorboard = True
+    threading.excepthook = hook
+
+
 class Metrics(Hook):
     "A training hook that appends a JSON line per update and per evaluation to `path`, for anyone watching the run."
 
@@ -343,13 +359,20 @@ class Metrics(Hook):
         try:  # TensorBoard's event files too, where it is installed (an optional extra)
             from torch.utils.tensorboard import SummaryWriter
 
+            _quiet_board_threads()
             self.board = SummaryWriter(path.parent / "tensorboard", purge_step=state.step + 1)  # hides later events
         except ImportError:
             self.board = None
+        except Exception as e:  # a full disk, say: metrics.jsonl says whether the run can go on
+            logger.warning(f"TensorBoard's files are not written ({e}); {self.path} is.")
+            self.board = None
 
     def write(self, rows: list[dict]):
-        with open(self.path, "a") as f:
-            f.writelines(json.dumps(row) + "\n" for row in rows)
+        try:
+            with open(self.path, "a") as f:
+                f.writelines(json.dumps(row) + "\n" for row in rows)
+        except OSError as e:
+            raise write_error(self.path, e, "a line it cut short is dropped when the run resumes") from None
         try:  # TensorBoard's files only show what metrics.jsonl holds: no failure of theirs is worth the run
             self.write_board(rows)
         except Exception as e:

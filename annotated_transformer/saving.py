@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from .checkpoints import flush_to_disk, lock_or_refuse
+from .checkpoints import flush_to_disk, lock_or_refuse, os_error, write_error
 from .data import sha256
 from .errors import InputError, MissingFileError, ModelFileError
 from .fast_decoding import PAPER_PENALTY
@@ -154,8 +154,8 @@ def _write_and_move(
     formats: tuple[Format, ...],
 ):
     "Write the directory `new` and move it to `out`; whatever happens, `new` is gone afterwards."
-    new.mkdir()
     try:
+        new.mkdir()
         write(new)
         for path in [*new.rglob("*"), new]:  # what the writer wrote, on the disk before it moves
             flush_to_disk(path)
@@ -163,6 +163,10 @@ def _write_and_move(
             _move_export(new, out, formats)
         if asked:
             raise KeyboardInterrupt
+    except Exception as e:  # a full disk, in any of the writers' words
+        if (system := os_error(e)) is None:
+            raise
+        raise write_error(out, system) from e
     finally:
         shutil.rmtree(new, ignore_errors=True)  # what an interrupted or failed write wrote
 

@@ -21,7 +21,7 @@ from torch import Tensor
 from .cpu import check_float
 from .data import BPETokenizer
 from .errors import InputError, ModelFileError, optional_import
-from .fast_decoding import LENGTH_PENALTY, BeamSearch, changed_search, search_config
+from .fast_decoding import LENGTH_PENALTY, BeamSearch, search_config
 from .model import EncoderDecoder, TransformerConfig
 from annotated_transformer.native_format import (
     RELOAD_ADVICE,
@@ -260,8 +260,10 @@ class TransformersTranslator(BaseTranslator):
         path = Path(path)
         config = read_description(path, HF_DESCRIPTION, HF_FORMAT, files=HF_READS)  # and the BPE model
         _check_marian(path, config["model"])
-        search = changed_search(directory_search(path, config, LENGTH_PENALTY), beam, alpha, allow_unk)
-        super().__init__(*checked_vocabularies(path, config), search=search, max_len=config["model"]["max_len"])
+        search = directory_search(path, config, LENGTH_PENALTY)
+        max_len = config["model"]["max_len"]
+        super().__init__(*checked_vocabularies(path, config), search=search, max_len=max_len, stored_in=path)
+        self.search = self.searching(beam, alpha, allow_unk)
         self.path, self.device = path, torch.device(device)
         try:
             marian = _transformers().AutoModelForSeq2SeqLM.from_pretrained(path, trust_remote_code=False)

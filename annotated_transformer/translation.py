@@ -34,9 +34,10 @@ from annotated_transformer.errors import (
     InputError,
     MissingDependencyError,
     MissingFileError,
+    ModelFileError,
     WriteError,
 )
-from .fast_decoding import BeamSearch, changed_search
+from .fast_decoding import BeamSearch, changed_search, search_problem
 from .interrupts import stop_requests
 from .model import EncoderDecoder
 from annotated_transformer.native_format import (
@@ -73,9 +74,33 @@ class BaseTranslator:
         *,
         search: Search,  # how to decode: a `BeamSearch` (its settings can change per call), or any `Search`
         max_len: int,  # positions the model takes
+        stored_in: Path | None = None,  # the model file `search` was read from, named if the model cannot run it
     ):
         self.src_tok, self.tgt_tok, self.src_vocab, self.tgt_vocab = src_tok, tgt_tok, src_vocab, tgt_vocab
-        self.search, self.max_len = search, max_len
+        self.max_len = max_len
+        self._search = self.checked(search, stored_in)
+
+    @property
+    def search(self) -> Search:
+        "How this translator decodes; a search given to it is checked against its model first (`checked`)."
+        return self._search
+
+    @search.setter
+    def search(self, search: Search):
+        self._search = self.checked(search)
+
+    def checked(self, search: Search, stored_in: Path | None = None) -> Search:
+        "`search`, where this model can run it (`search_problem`); else an error that says why, and what to do."
+        if not (problem := search_problem(search, self.max_len, len(self.tgt_vocab))):
+            return search
+        if stored_in:
+            raise ModelFileError(
+                f"{stored_in} stores a search its model cannot run: {problem}. It was altered: copy it again."
+            )
+        raise InputError(
+            f"This model cannot run that search: {problem}. Give a smaller one "
+            "(the paper's: a beam of 4, outputs up to 50 tokens past their source)."
+        )
 
     @classmethod
     def from_pretrained(cls, path: str | Path, **options) -> "BaseTranslator":
@@ -88,7 +113,7 @@ class BaseTranslator:
 
     def searching(self, beam: int | None = None, alpha: float | None = None, allow_unk: bool | None = None) -> Search:
         "`self.search` with the settings given (not None) changed, and checked; another kind of search becomes a `BeamSearch`."
-        return changed_search(self.search, beam, alpha, allow_unk)
+        return self.checked(changed_search(self.search, beam, alpha, allow_unk))
 
     def encode(self, sentences: list[str]) -> list[list[int]]:  # per sentence, its source ids, </s> last
         "The sentences tokenized and mapped to the source vocabulary."
@@ -102,9 +127,14 @@ class BaseTranslator:
         "Encoded sentences as one padded batch, on the CPU, each target <s> alone: nothing is decoded yet."
         return collate([(s, [BOS]) for s in ids])
 
+    @property
+    def growth(self) -> int:
+        "The positions kept for each output to grow past its source: its search's, or §6.1's 50 for another kind."
+        return self.search.max_extra if isinstance(self.search, BeamSearch) else MAX_EXTRA
+
     def too_long(self, ids: list[list[int]]) -> list[int]:  # indices into `ids`
-        "The encoded sentences the model cannot take: 50 of its positions are kept for the output to grow (§6.1)."
-        return [i for i, s in enumerate(ids) if len(s) + MAX_EXTRA > self.max_len]
+        "The encoded sentences the model cannot take, with `growth` positions kept for their outputs."
+        return [i for i, s in enumerate(ids) if len(s) + self.growth > self.max_len]
 
     def length_batches(
         self,
@@ -115,7 +145,7 @@ class BaseTranslator:
         if too_long := self.too_long(ids):
             raise InputError(
                 f"Sentence(s) {[i + 1 for i in too_long[:10]]} are too long for this model ({self.max_len} "
-                "positions, including 50 for the output to grow): split them into shorter sentences."
+                f"positions, including {self.growth} for the output to grow): split them into shorter sentences."
             )
         kept = [i for i, s in enumerate(ids) if len(s) > 1]  # a sentence of no tokens (</s> alone) stays empty
         lengths = [len(ids[i]) for i in kept]
@@ -160,8 +190,10 @@ class Translator(BaseTranslator):
         tgt_vocab: Vocab,
         *,
         search: Search = GREEDY,  # how to decode, e.g. `BeamSearch(4)`
+        stored_in: Path | None = None,  # the model file `search` was read from, named if the model cannot run it
     ):
-        super().__init__(src_tok, tgt_tok, src_vocab, tgt_vocab, search=search, max_len=model.config.max_len)
+        max_len = model.config.max_len
+        super().__init__(src_tok, tgt_tok, src_vocab, tgt_vocab, search=search, max_len=max_len, stored_in=stored_in)
         self.model = model.eval()
 
     @classmethod
@@ -205,8 +237,12 @@ class Translator(BaseTranslator):
         if search is not None and any(v is not None for v in settings.values()):
             raise InputError(f"Give a search, or {', '.join(settings)}, not both: {search!r:.60} would ignore them.")
         model = checked_model(path, saved).to(device or default_device())
-        search = changed_search(saved_search(saved, Path(path)), **settings) if search is None else search
-        return cls(model, *checked_vocabularies(path, saved), search=search)
+        vocabularies = checked_vocabularies(path, saved)
+        if search is not None:
+            return cls(model, *vocabularies, search=search)
+        translator = cls(model, *vocabularies, search=saved_search(saved, Path(path)), stored_in=Path(path))
+        translator.search = translator.searching(**settings)
+        return translator
 
     def save_pretrained(self, out: str | Path, about: dict | None = None) -> Path:  # `out`
         "Write this translator as a model directory, which `from_pretrained` reads, as `export` writes (`write_directory`)."
@@ -297,16 +333,7 @@ def _translate_block(
     if stop:  # translate and write what comes before the bad line, then stop
         block, texts = [(n, r) for n, r in block if n < stop], {n: t for n, t in texts.items() if n < stop}
     translated = dict(zip(texts, translator.translate(list(texts.values()), max_tokens=max_tokens) if texts else []))
-    try:
-        out.writelines(translated.get(n, "") + "\n" for n, _ in block)
-        out.flush()
-    except BrokenPipeError:
-        raise  # whoever read the output stopped reading: `report_errors` ends quietly
-    except OSError as e:  # a full disk, say
-        name = getattr(out, "name", None)
-        where = "standard output" if name == "<stdout>" else name or "the output"
-        advice = ": is the disk full?" if e.errno == errno.ENOSPC else "."
-        raise WriteError(f"Could not write the translations to {where} ({e.strerror or e}){advice}") from None
+    _write_lines(out, [(n, translated.get(n, "") + "\n") for n, _ in block])
     if stop:
         raise DataError(
             f"input line {stop} is {problems[stop]}. The lines before it are translated; "
@@ -315,6 +342,24 @@ def _translate_block(
     for n in sorted(problems):
         print(f"annotated-transformer: input line {n} skipped: {problems[n]}", file=sys.stderr)
     return len(problems)
+
+
+def _write_lines(out: TextIO, numbered: list[tuple[int, str]]):
+    "Write the output's lines by number, each flushed: where one fails, say how many lines are whole."
+    for n, line in numbered:
+        try:
+            out.write(line)
+            out.flush()
+        except BrokenPipeError:
+            raise  # whoever read the output stopped reading: `report_errors` ends quietly
+        except OSError as e:  # a full disk, say
+            name = getattr(out, "name", None)
+            where = "standard output" if name == "<stdout>" else name or "the output"
+            advice = ": is the disk full?" if e.errno == errno.ENOSPC else "."
+            raise WriteError(
+                f"Could not write the translations to {where} ({e.strerror or e}){advice} Its first {n - 1:,} "
+                f"lines are whole: translate the rest from input line {n}."
+            ) from None
 
 # %% ../nbs/08d_translation.ipynb #89710f0b
 UNSPACED = {  # the languages written without spaces between words, and sacreBLEU's tokenizer for each

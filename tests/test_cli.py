@@ -152,7 +152,7 @@ def test_each_kind_of_user_error_is_one_line(interrupted_and_resumed, corpus, tm
         one_line(
             capsys,
             [*evaluate, *own],
-            "The GPU ran out (asked for 2.00 GiB): close the programs that hold the memory, or run it",
+            "The GPU ran out (asked for 2.00 GiB): lower the beam (--beam), or run it on another device (--device)",
         )
     with patch.dict(sys.modules, {"ctranslate2": None}):  # not installed
         one_line(capsys, ["export", model, "--out", str(tmp_path / "ct2"), "--format", "ctranslate2"], "pip install")

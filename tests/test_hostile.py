@@ -27,6 +27,7 @@ from corpora import first_lines, write_corpus
 from faults import with_fault
 
 from annotated_transformer import ctranslate2_format
+from annotated_transformer.checkpoints import read_checkpoint, write_checkpoint
 from annotated_transformer.cli import main
 from annotated_transformer.native_format import description_sha256
 
@@ -404,6 +405,7 @@ def test_a_write_that_fails_keeps_the_last_checkpoint(run: Path, tmp_path: Path)
             marks=pytest.mark.skipif(torch.backends.mps.is_available(), reason="this machine has an Apple GPU"),
         ),
         (["--device", "meta"], "give cpu, cuda or mps, not meta"),
+        (["--beam", "1000000"], "cannot run that search: a beam of 1,000,000 needs a vocabulary of at least"),
     ],
 )
 def test_bad_search_values_are_one_line(run: Path, args: list[str], phrase: str):
@@ -936,6 +938,41 @@ def test_every_format_reads_only_what_its_description_vouches_for(
     clear_error(cli("translate", "--model", str(out), input=b"Ein Hund.\n", capture_output=True), 2, phrase)
 
 
+def _stored_search(directory: Path, description: str, **settings):
+    "generation_config.json changed as a download could change it, its checksum in the description made to match."
+    search = directory / "generation_config.json"
+    search.write_text(json.dumps(json.loads(search.read_text()) | settings))
+    _resigned(directory, lambda config: config["files"].__setitem__(search.name, digest(search)), description)
+
+
+@pytest.mark.parametrize(
+    "format, description",
+    [("native", "config.json"), ("ctranslate2", "annotated_transformer.json"), ("onnx", "config.json")],
+)
+def test_a_stored_search_is_checked_against_its_model(run: Path, tmp_path: Path, format: str, description: str):
+    """A stored beam of a million, or outputs a million tokens past their source: refused when the model opens, in
+    every format (on 0.19.1, memory ran out in each engine, or an output ran past the positions' table)."""
+    exported = tmp_path / format
+    assert cli("export", str(run), "--out", str(exported), "--format", format, capture_output=True).returncode == 0
+    for setting, phrase in [
+        (dict(num_beams=10**6), "a beam of 1,000,000 needs a vocabulary of at least 2,000,000 tokens"),
+        (dict(max_new_tokens_past_source=10**6), "outputs that grow 1,000,000 tokens past their source need more"),
+    ]:
+        altered = Path(shutil.copytree(exported, tmp_path / "altered", dirs_exist_ok=True))
+        _stored_search(altered, description, **setting)
+        result = cli("translate", "--model", str(altered), input=b"Ein Hund.\n", capture_output=True, text=True)
+        clear_error(result, 2, "stores a search its model cannot run", phrase)
+
+
+def test_export_refuses_a_stored_search_its_model_cannot_run(run: Path, tmp_path: Path):
+    "A checkpoint whose search holds a million beams (its checksum made to match): export refuses it, writing nothing."
+    contents = read_checkpoint(run / "last.pt")  # its checksum taken off, and written anew below
+    write_checkpoint(tmp_path / "wide.pt", contents | dict(search=contents["search"] | dict(num_beams=10**6)))
+    result = cli("export", str(tmp_path / "wide.pt"), "--out", str(tmp_path / "model"), capture_output=True, text=True)
+    clear_error(result, 2, "wide.pt stores a search its model cannot run: a beam of 1,000,000")
+    assert not (tmp_path / "model").exists()
+
+
 def test_a_directory_rewritten_while_it_opens_is_one_line(run: Path, tmp_path: Path, monkeypatch):
     """An export replaces a CTranslate2 directory between the checks of its files and CTranslate2's load (found by
     translating in a loop while two formats were exported into one directory, 1 time in 14): one line that says to run
@@ -1165,3 +1202,107 @@ def test_a_bug_shows_its_traceback(monkeypatch):
     assert result.returncode == 1, result.stderr
     assert "Traceback" in result.stderr and "ZeroDivisionError: division by zero" in result.stderr, result.stderr
     assert "this is a bug" in result.stderr and "/issues" in result.stderr, result.stderr
+
+
+@pytest.fixture
+def small_disk(tmp_path: Path):
+    """A real file system of 8 MB (tmpfs) for the writes below to fill: a full disk as users meet it, where a limit on
+    file sizes (`_file_size_limit`) gives a clean error that a real disk does not. Mounting needs root, or sudo."""
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    options = f"size=8m,uid={os.getuid()},gid={os.getgid()},mode=0700"
+    mount = ["mount", "-t", "tmpfs", "-o", options, "tmpfs", str(disk)]
+    as_root = [] if os.geteuid() == 0 else ["sudo", "-n"]
+    if not shutil.which(mount[0]) or subprocess.run([*as_root, *mount], capture_output=True).returncode:
+        pytest.skip("mounting a small tmpfs needs Linux and root (or sudo without a password)")
+    yield disk
+    subprocess.run([*as_root, "umount", "--lazy", str(disk)], check=True)
+
+
+def _fill(disk: Path, leave: int):
+    "Fill `disk` until about `leave` bytes are free."
+    (disk / "filler").write_bytes(bytes(max(shutil.disk_usage(disk).free - leave, 0)))
+
+
+def _left_behind(disk: Path) -> list[str]:
+    "What a failed write left on `disk` besides the filler and what the test put there: temporary files and folders."
+    return [p.name for p in disk.rglob("*") if p.name.endswith(".tmp") or p.name.startswith(".export-")]
+
+
+WRITERS = ["train", "resume", "average", "export native", "export ctranslate2", "export onnx", "evaluate", "prepare"]
+
+
+@pytest.mark.parametrize(  # a full disk, and room for a start that the write then outgrows
+    "command, leave", [(c, 0) for c in WRITERS] + [(c, 100_000) for c in ("train", "average", "export native")]
+)
+def test_every_writer_on_a_full_disk_says_so_and_keeps_what_was_there(
+    run: Path, small_disk: Path, monkeypatch, command: str, leave: int
+):
+    """Each command that writes, on a real full file system: one line that says the disk may be full, the files that
+    were there as they were, no temporary file left (on 0.19.1 train and average ended in PyTorch's `unexpected pos`,
+    the exports in safetensors' error or an errno without a path)."""
+    data = str(run.parent / "data")
+    if command == "resume":
+        shutil.copytree(run, small_disk / "run", ignore=shutil.ignore_patterns("tensorboard"))
+        before = digests(small_disk / "run")
+    _fill(small_disk, leave)
+    args = {
+        "train": ["train", "multi30k", "--data-dir", data, "--out", str(small_disk / "run"), *TINY],
+        "resume": [
+            "train",
+            "multi30k",
+            "--data-dir",
+            data,
+            "--out",
+            str(small_disk / "run"),
+            "--resume",
+            "--epochs",
+            "2",
+            "--no-progress",
+        ],
+        "average": ["average", str(run / "last.pt"), str(run / "epoch_01.pt"), "--out", str(small_disk / "avg.pt")],
+        "evaluate": [
+            "evaluate",
+            "--checkpoint",
+            str(run / "last.pt"),
+            "--data-dir",
+            data,
+            "--beam",
+            "1",
+            "--hypotheses",
+            str(small_disk / "h.txt"),
+        ],
+        "prepare": ["prepare", "multi30k", "--data-dir", data],
+    }.get(command) or ["export", str(run), "--out", str(small_disk / "model"), "--format", command.split()[1]]
+    if command == "prepare":  # into a cache on the full disk (the others reuse the one the run prepared)
+        monkeypatch.setenv("ANNOTATED_TRANSFORMER_CACHE", str(small_disk / "cache"))
+    alone = dict(stdin=subprocess.DEVNULL) if command in ("train", "resume") else {}  # a thread's traceback shows
+    result = cli(*args, capture_output=True, text=True, **alone)
+    if command == "evaluate":  # its progress bar, above the line
+        result.stderr = "".join(line for line in result.stderr.splitlines(True) if "batch/s]" not in line)
+    clear_error(result, 2, "No space left on device")
+    assert _left_behind(small_disk) == []
+    if command == "resume":
+        assert digests(small_disk / "run") == before
+
+
+def test_translate_onto_a_real_full_disk_keeps_whole_lines(run: Path, small_disk: Path):
+    "`translate > full/out.txt`: it says how many lines are whole, and they are (on 0.19.1 a torn line, no count)."
+    _fill(small_disk, 8192)  # two pages
+    with open(small_disk / "out.txt", "w") as out:
+        result = cli(
+            "translate",
+            "--checkpoint",
+            str(run / "last.pt"),
+            "--beam",
+            "1",
+            input=SENTENCES,
+            stdout=out,
+            stderr=subprocess.PIPE,
+        )
+    clear_error(result, 2, "Could not write the translations to standard output", "is the disk full? Its first")
+    said = result.stderr.decode()
+    whole = int(said.split("Its first ")[1].split(" lines")[0].replace(",", ""))
+    lines = (small_disk / "out.txt").read_text().split("\n")
+    assert 0 < whole < 300 and len(lines) in (whole + 1, whole + 2), (whole, len(lines))  # a last line may be torn
+    assert f"from input line {whole + 1}." in said
