@@ -33,7 +33,7 @@ from .data import cache_dir, encode_pairs, sha256
 from .errors import DataError, MissingFileError, ModelFileError, WriteError
 
 # %% ../nbs/07c_prepared.ipynb #00579b70
-FORMAT = 1  # the layout's version: a change prepares every corpus again
+FORMAT = 2  # the layout's version: a change prepares every corpus again (2: the manifest lists each file's checksum)
 MANIFEST = "corpus.json"  # what made a prepared corpus and what it holds, written last
 logger = logging.getLogger("annotated_transformer.prepared")  # named: a notebook's __name__ is __main__
 
@@ -138,6 +138,8 @@ class PreparedCorpus:
             self.manifest = manifest = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
             if manifest["format"] != FORMAT:
                 raise ModelFileError(_unusable(folder, f"its layout is version {manifest['format']}, not {FORMAT}"))
+            if changed := _changed_files(folder, manifest):
+                raise ModelFileError(_unusable(folder, changed))
             self.splits = {split: PreparedSplit(folder, split, manifest) for split in manifest["pairs"]}
         except ModelFileError:
             raise
@@ -154,6 +156,21 @@ class PreparedCorpus:
     def __repr__(self):
         pairs = ", ".join(f"{split} {len(ids):,}" for split, ids in self.splits.items())
         return f"PreparedCorpus({self.folder.name}: {pairs} pairs, {self.manifest['dtype']})"
+
+
+def _changed_files(folder: Path, manifest: dict) -> str | None:
+    "What differs from the checksums the manifest lists, which must cover every split's files; None: nothing."
+    if not isinstance(files := manifest["files"], dict):
+        return f"{MANIFEST} lists no checksums: it was changed"
+    kinds = ("bin", "idx", "len")
+    needed = {f"{split}.{side}.{kind}" for split in manifest["pairs"] for side in ("src", "tgt") for kind in kinds}
+    if unlisted := sorted(needed - set(files)):
+        return f"{MANIFEST} lists no checksum of {unlisted[0]}: it was changed"
+    for name, digest in files.items():
+        if Path(name).name != name or sha256(folder / name) != digest:  # (a plain name: nothing outside is read)
+            return f"{name} does not match its checksum in {MANIFEST}: it was changed"
+    return None
+
 
 # %% ../nbs/07c_prepared.ipynb #884008ff
 CHUNK = 10_000  # pairs encoded at a time
@@ -227,6 +244,7 @@ def write_corpus(
         length_types={split: w["length_types"] for split, w in written.items()},
         pairs_sha256=sha.hexdigest(),
         vocabularies={k: v for k, v in vocabularies.items() if k != "bpe"},
+        files={path.name: sha256(path) for path in sorted(folder.iterdir())},  # checked as the corpus opens
     )
     (folder / MANIFEST).write_text(json.dumps(manifest, ensure_ascii=False), encoding="utf-8")
 
