@@ -171,7 +171,6 @@ def _changed_files(folder: Path, manifest: dict) -> str | None:
             return f"{name} does not match its checksum in {MANIFEST}: it was changed"
     return None
 
-
 # %% ../nbs/07c_prepared.ipynb #884008ff
 CHUNK = 10_000  # pairs encoded at a time
 
