@@ -385,21 +385,21 @@ def _train(args: argparse.Namespace, device: torch.device | None):
     "Train a translator on the corpus `args.task` names: under torchrun in each of its processes, else in this one."
     corpus = CORPORA[args.task]
     options = dict(device=device, keep=args.keep, progress=not args.no_progress, start_over=args.start_over)
+    recipe = _recipe(args, corpus)
     with distributed(timeout_minutes=args.process_timeout) as processes:
         data = {name: getattr(args, name) for name in corpus.data}
         try:
-            corpus.train(
-                args.out, recipe=_recipe(args, corpus), resume=args.resume, **data, processes=processes, **options
-            )
+            corpus.train(args.out, recipe=recipe, resume=args.resume, **data, processes=processes, **options)
         except KeyboardInterrupt:  # Ctrl-C, or SIGTERM: the trainer saved the run after its last update
             raise KeyboardInterrupt(_kept(args.out / "last.pt") if processes.is_main else "") from None
     if processes.is_main:
         test_set = corpus.scoring_options(args.task, data, "TEST")
         val_set = corpus.scoring_options(args.task, data, "VAL")
+        no_unk = " --no-unk" if recipe and recipe.vocabulary == "words" else ""  # a shared BPE writes no <unk>
         print(
             f"done: {args.out / 'last.pt'}; choose its best weights on validation with: annotated-transformer average "
-            f"{args.out} {val_set} --no-unk; "
-            f"score it with: annotated-transformer evaluate {test_set} --model {args.out / 'best.pt'} --no-unk"
+            f"{args.out} {val_set}{no_unk}; "
+            f"score it with: annotated-transformer evaluate {test_set} --model {args.out / 'best.pt'}{no_unk}"
         )
 
 

@@ -1,4 +1,4 @@
-"""Train the Multi30k recipe on any parallel text, in any direction: two line-aligned files or one tab-separated file, plain or gzipped; a validation set given or held out; word tokenizers where spaCy has both languages, else one shared BPE; and the table of every corpus the command line trains on.
+"""Train the Multi30k recipe on any parallel text, in any direction: two line-aligned files or one tab-separated file, plain or gzipped; a validation set given or held out; the recipe's shared BPE, or word tokenizers where spaCy has both languages; and the table of every corpus the command line trains on.
 
 Docs: https://annotated-transformer.github.io/annotated-transformer/corpus.html.md"""
 
@@ -100,9 +100,8 @@ def corpus_recipe(
     tgt_lang: str,  # translate into
     **changes,  # other fields of `Recipe` to change
 ) -> Recipe:
-    "The Multi30k recipe for a language pair: word vocabularies where `spacy_has` both languages, else one shared BPE."
-    words = spacy_has(src_lang) and spacy_has(tgt_lang)
-    return replace(MULTI30K, src_lang=src_lang, tgt_lang=tgt_lang, vocabulary="words" if words else "bpe", **changes)
+    "The Multi30k recipe for a language pair, its shared BPE learnt from the pair's corpus."
+    return replace(MULTI30K, src_lang=src_lang, tgt_lang=tgt_lang, **changes)
 
 # %% ../nbs/12b_corpus.ipynb #9a439329
 def check_languages(recipe: Recipe, *files: Sequence[str | Path] | None):  # the training files, the validation files
@@ -359,7 +358,6 @@ CORPORA = {
         {
             "src_lang": "from the files' names",
             "tgt_lang": "from the files' names",
-            "vocabulary": "words where spaCy has both languages, else bpe",
         },
     ),
 }

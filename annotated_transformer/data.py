@@ -458,7 +458,7 @@ def train_bpe(
             )
         except RuntimeError as e:
             few = "smaller than required_chars" in str(e)  # every character and the 256 bytes need a piece each
-            advice = "a larger vocab_size" if few else "a smaller vocab_size, or give more text"
+            advice = "a larger vocab_size (--bpe-size)" if few else "a smaller vocab_size (--bpe-size), or more text"
             raise DataError(
                 f"Could not learn {vocab_size:,} BPE pieces from these texts ({e}). Ask for {advice}."
             ) from e

@@ -31,7 +31,9 @@ from annotated_transformer.saving import one_writer_at_a_time
 pytestmark = pytest.mark.xdist_group("test_cli")  # its module-scoped fixtures are built once, on one worker
 
 ROOT = Path(__file__).resolve().parent.parent
-TINY = "--N 1 --d-model 32 --d-ff 64 --h 2 --max-tokens 1000 --warmup 50 --factor 1.0 --no-progress".split()
+TINY = (
+    "--N 1 --d-model 32 --d-ff 64 --h 2 --bpe-size 800 --max-tokens 1000 --warmup 50 --factor 1.0 --no-progress".split()
+)
 
 
 def cli(*args: str, **kwargs) -> subprocess.CompletedProcess:
@@ -272,9 +274,12 @@ def test_evaluate_prints_sacrebleu(interrupted_and_resumed: Path, tmp_path: Path
     assert len(hyps.read_text(encoding="utf-8").splitlines()) == 500
 
 
-def test_evaluate_no_unk(interrupted_and_resumed: Path, tmp_path: Path, corpus: Path):
-    "--no-unk: the same model's translations without a single <unk>, where without it they have some."
-    checkpoint, split = str(interrupted_and_resumed / "epoch_02.pt"), ["--split", "val", "--data-dir", str(corpus)]
+def test_evaluate_no_unk(tmp_path: Path, corpus: Path):
+    """--no-unk: a word vocabulary's model (`--vocabulary words`, where rare words are <unk>) translates without a
+    single <unk>, where without it its translations have some."""
+    words = ["train", "multi30k", "--data-dir", str(corpus), "--out", str(tmp_path / "run"), "--vocabulary", "words"]
+    cli(*words, *TINY, "--epochs", "1")
+    checkpoint, split = str(tmp_path / "run" / "last.pt"), ["--split", "val", "--data-dir", str(corpus)]
     unks = {}
     for flags in ([], ["--no-unk"]):
         hyps = tmp_path / "hyps.txt"
@@ -384,7 +389,7 @@ def test_prepare_then_train_encodes_nothing(tmp_path: Path):
         "--vocabulary",
         "bpe",
         "--bpe-size",
-        "500",
+        "800",  # as TINY's
     ]
     said = cli("prepare", "corpus", *options, env=env).stdout.splitlines()  # what it does, then what it made
     assert said[0].startswith("Preparing the corpus once") and "Encoded the train split: 900 pairs" in said[-4], said

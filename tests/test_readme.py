@@ -26,7 +26,7 @@ pytestmark = pytest.mark.xdist_group("test_readme")  # its module-scoped fixture
 
 ROOT = Path(__file__).resolve().parent.parent
 VENV = Path(sys.prefix)
-TINY_MODEL = "--N 1 --d-model 32 --d-ff 64 --h 2 --warmup 20 --factor 1.0 --no-progress"
+TINY_MODEL = "--N 1 --d-model 32 --d-ff 64 --h 2 --bpe-size 800 --warmup 20 --factor 1.0 --no-progress"
 TINY = [  # (pattern, replacement): the README's sizes, made tiny; nothing else in a command changes
     (r"^make install && source \.venv/bin/activate$", "true  # the environment running these tests is that install"),
     (
@@ -37,7 +37,7 @@ TINY = [  # (pattern, replacement): the README's sizes, made tiny; nothing else 
     (r"(train corpus .*?--out runs/en-de)(?=\s*(#|$))", rf"\1 {TINY_MODEL} --max-tokens 1500 --epochs 5"),
     (
         r"(train wmt14 .*?)(?=\s*(#|$))",
-        rf"\1 {TINY_MODEL} --bpe-size 800 --max-tokens 1000 --steps 12 --snapshot-minutes 0.0001",
+        rf"\1 {TINY_MODEL} --max-tokens 1000 --steps 12 --snapshot-minutes 0.0001",
     ),
     (r"(prepare wmt14 .*?)(?=\s*(#|$))", r"\1 --bpe-size 800"),  # as the train command's, so that it finds this corpus
     (r"--nproc_per_node=8", "--nproc_per_node=2"),

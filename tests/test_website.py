@@ -527,7 +527,12 @@ def test_api_reference_says_where_moved_names_went(site):
             assert hasattr(importlib.import_module(f"annotated_transformer.{new_home}"), new_name), new
 
 
-TRIED = 20  # validation sentences typed into the "Try it" widget, with each of its weights and searches
+TRIED = 20  # sentences typed into the "Try it" widget, with each of its weights and searches
+UNSEEN = [  # the first typed: words Multi30k never had (names, a number, a compound), which a BPE spells from pieces
+    "Angela Merkel fährt mit einem Tesla nach Zürich.",
+    "Der Quantencomputer steht im Labor.",
+    "Ein Läufer mit der Startnummer 4711 überquert die Ziellinie.",
+]
 NODE_TRIED = 100  # validation sentences the page's translator translates in Node, with each weights and search
 SEARCHES = {"greedy": 1, "beam": BeamSearch.beam}  # the widget's choices of search
 NODE_SEARCHES = {  # name: beam and <unk> rule (None: the model's own), in Node
@@ -620,8 +625,8 @@ def test_translator_in_node_searches_as_python(site, multi30k, tmp_path):
 def test_translator_in_node_reads_a_bpe_model(multi30k, tmp_path):
     """The page's translator opens an ONNX export of a BPE model (its text by docs/_static/try/bpe.js): an untrained
     model over a small BPE translates validation sentences, greedily and with a beam of 3, as `OnnxTranslator` does,
-    all but at most one of 20, a near-tie of untrained scores that onnxruntime-web may break otherwise (with no page:
-    the site's own model has a word vocabulary)."""
+    all but at most one of 20, a near-tie of untrained scores that onnxruntime-web may break otherwise (with no page,
+    whatever the site's own model is)."""
     bpe = BPETokenizer(train_bpe([text for pair in load_multi30k("val", multi30k) for text in pair], 600), "de")
     torch.manual_seed(0)
     config = TransformerConfig(len(bpe.vocab()), len(bpe.vocab()), N=2, d_model=32, d_ff=64, h=4, max_len=128)
@@ -637,13 +642,14 @@ def test_translator_in_node_reads_a_bpe_model(multi30k, tmp_path):
 
 
 def test_try_it_translates_as_python_does(site, browser, multi30k):
-    """The "Try it" page: with each of its weights, with greedy search and with the beam, typed validation sentences
-    translate in the browser exactly as Python's `OnnxTranslator` translates them with the same model directory and
-    α; the beam's steps are shown, the hypothesis chosen marked; the map's menus redraw it, its axes are the typed
-    sentence's tokens; nothing is requested off the site. The timings and sizes go to
+    """The "Try it" page: with each of its weights, with greedy search and with the beam, typed sentences (words
+    Multi30k never had, then validation sentences) translate in the browser exactly as Python's `OnnxTranslator`
+    translates them with the same model directory and α, and a BPE model's never hold <unk>; the beam's steps are
+    shown, the hypothesis chosen marked; the map's menus redraw it, its axes are the typed sentence's tokens; nothing
+    is requested off the site. The timings and sizes go to
     tests/artifacts/website/try_it.json, with screenshots of the beam at both widths."""
     out, base = site
-    sentences = [source for source, _ in load_multi30k("val", multi30k)[:TRIED]]
+    sentences = [*UNSEEN, *(source for source, _ in load_multi30k("val", multi30k)[: TRIED - len(UNSEEN)])]
     figures, results = {}, {}
 
     def use(page, problems):
@@ -691,6 +697,9 @@ def test_try_it_translates_as_python_does(site, browser, multi30k):
         figures[f"{weights} {search}"]["identical"] = f"{same} / {TRIED}"
         figures[f"{weights} first use"]["megabytes"] = sum(f.stat().st_size for f in model.glob("*.onnx")) / 1e6
     last = OnnxTranslator(out / "_static" / "try" / "float32")
+    if isinstance(last.src_tok, BPETokenizer):  # every word it is typed has pieces, down to bytes: nothing is unknown
+        assert not [text for typed in results.values() for text in typed if "<unk>" in text], results
+    figures["unseen"] = dict(zip(UNSEEN, results["int8", "beam"]))
     tokens = [last.src_vocab.itos[i] for i in last.encode(sentences[-1:])[0]]  # what the encoder read, </s> last
     assert sorted(figures["axis_tokens"]) == sorted(tokens * 2), (figures["axis_tokens"], tokens)
     (ARTIFACTS / "try_it.json").write_text(json.dumps(figures, indent=1, ensure_ascii=False))

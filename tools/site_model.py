@@ -22,7 +22,7 @@ from annotated_transformer import __version__
 from annotated_transformer.data import cache_dir
 from annotated_transformer.fast_decoding import BeamSearch
 from annotated_transformer.formats import model_search, provenance
-from annotated_transformer.multi30k import train_multi30k
+from annotated_transformer.multi30k import MULTI30K, train_multi30k
 from annotated_transformer.native_format import read_description
 from annotated_transformer.onnx_format import ONNX_FORMAT, export_onnx
 from annotated_transformer.recipe import Recipe
@@ -34,8 +34,20 @@ RUNTIME = ("ort.wasm.min.js", "ort-wasm-simd-threaded.mjs", "ort-wasm-simd-threa
 WASM = "ort-wasm-simd-threaded.wasm"  # the largest: the widget fetches it itself, to count it in its progress bar
 WEIGHTS = ("int8", "float32")  # the widget's choices, its default first
 FALLBACK = replace(
-    Recipe(), N=2, d_model=128, d_ff=512, h=4, epochs=0, steps=800, max_tokens=3000, warmup=300, factor=1.0, cooldown=2
-)  # the site's model when `make docs` is given none: about 5 minutes on 2 cores; 24 BLEU on Multi30k's validation
+    Recipe(),
+    vocabulary=MULTI30K.vocabulary,
+    bpe_size=MULTI30K.bpe_size,
+    N=2,
+    d_model=128,
+    d_ff=512,
+    h=4,
+    epochs=0,
+    steps=800,
+    max_tokens=3000,
+    warmup=300,
+    factor=1.0,
+    cooldown=2,
+)  # the site's model when `make docs` is given none, with the recipe's vocabulary: about 5 minutes on 2 cores
 EXAMPLES = {
     "de": "Zwei Hunde spielen im Schnee.",
     "en": "Two dogs are playing in the snow.",
