@@ -440,6 +440,8 @@ def train_bpe(
 ) -> bytes:  # the serialized sentencepiece model, for `BPETokenizer`
     "Learn a byte-pair encoding of `texts` with sentencepiece, from how often each word occurs, its special tokens at our ids."
     counts = Counter(word for text in texts for word in normalized(text).split())  # memory by distinct words
+    if not counts:
+        raise DataError("The train split holds no sentence pairs: there is no text to learn a BPE from.")
     model = io.BytesIO()
     ids = dict(bos=BOS, eos=EOS, pad=PAD, unk=UNK)
     specials = {**{f"{k}_id": i for k, i in ids.items()}, **{f"{k}_piece": SPECIALS[i] for k, i in ids.items()}}

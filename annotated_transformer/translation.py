@@ -11,6 +11,7 @@ __all__ = ['Search', 'GREEDY', 'NATIVE', 'UNSPACED', 'BaseTranslator', 'Translat
 # %% ../nbs/08d_translation.ipynb #ba0a7f0a
 import errno
 import itertools
+import os
 import signal
 import sys
 import time
@@ -344,12 +345,28 @@ def _translate_block(
     return len(problems)
 
 
+def _descriptor(out: TextIO) -> int | None:
+    "The file descriptor under `out` (standard output, a file), flushed; None for a stream in memory."
+    try:
+        fd = out.fileno()
+    except (AttributeError, OSError, ValueError):  # io.UnsupportedOperation is both of the last two
+        return None
+    out.flush()
+    return fd
+
+
 def _write_lines(out: TextIO, numbered: list[tuple[int, str]]):
-    "Write the output's lines by number, each flushed: where one fails, say how many lines are whole."
+    "Write the output's lines by number, each whole before the next: where one fails, say how many lines are whole."
+    fd = _descriptor(out)
     for n, line in numbered:
         try:
-            out.write(line)
-            out.flush()
+            if fd is None:
+                out.write(line)
+                out.flush()
+            else:  # straight to the system: Python 3.11's buffer reports a line torn by a full disk as written
+                data = memoryview(line.encode(out.encoding or "utf-8", out.errors or "strict"))
+                while data:
+                    data = data[os.write(fd, data) :]
         except BrokenPipeError:
             raise  # whoever read the output stopped reading: `report_errors` ends quietly
         except OSError as e:  # a full disk, say

@@ -39,7 +39,7 @@ def test_two_processes_train_as_one_accumulating_their_batches(tmp_path: Path):
         torch.testing.assert_close(ranks[0][name], weights, rtol=1e-5, atol=1e-6, msg=name)
 
 
-TINY = "--N 1 --d-model 32 --d-ff 64 --h 2 --max-tokens 500 --warmup 50 --factor 1.0 --epochs 1 --no-progress".split()
+TINY = "--N 1 --d-model 32 --d-ff 64 --h 2 --bpe-size 800 --max-tokens 500 --warmup 50 --factor 1.0 --epochs 1 --no-progress".split()
 
 
 def test_an_interrupted_two_process_run_resumes_exactly(tmp_path: Path):
@@ -51,7 +51,8 @@ def test_an_interrupted_two_process_run_resumes_exactly(tmp_path: Path):
     straight, interrupted = tmp_path / "straight", tmp_path / "interrupted"
     saying = script_with_fault(ENCODING_SAYS_WHERE, tmp_path / "saying.py")
     result = torchrun(str(saying), *cli, "--out", str(straight), env=env)
-    assert "2 process(es)" in result.stdout and "133 batches per epoch" in result.stdout  # each process half of 266
+    per_process = 135  # batches an epoch: each process half of the 270 of this corpus at TINY's sizes
+    assert "2 process(es)" in result.stdout and f"{per_process} batches per epoch" in result.stdout
     encoders = {line for line in result.stderr.splitlines() if line.endswith(" encodes")}  # "rank N encodes"
     assert len(encoders) == 1, result.stderr[-3000:]  # one process encoded; the other waited, then mapped the files
     script = script_with_fault(NEVER_ENCODES + KILLED_AFTER_FIRST_CHECKPOINT, tmp_path / "killed.py")
@@ -66,7 +67,7 @@ def test_an_interrupted_two_process_run_resumes_exactly(tmp_path: Path):
     assert (
         ends[0]["prepared"] == ends[1]["prepared"] and (tmp_path / "cache" / "prepared" / ends[0]["prepared"]).is_dir()
     )
-    assert [r["step"] for r in ends[1]["train_state"]["records"]] == list(range(1, 134))
+    assert [r["step"] for r in ends[1]["train_state"]["records"]] == list(range(1, per_process + 1))
     assert [r["loss"] for r in ends[1]["train_state"]["records"]] == [
         r["loss"] for r in ends[0]["train_state"]["records"]
     ]

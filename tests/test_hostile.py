@@ -814,6 +814,10 @@ def _setting(key: str, value):
     return lambda config: config["model"].__setitem__(key, value)
 
 
+def _settings(**values):
+    return lambda config: config["model"].update(values)
+
+
 @pytest.mark.parametrize(
     "change, phrase",
     [
@@ -824,7 +828,8 @@ def _setting(key: str, value):
         (_setting("d_k", 0), "holds d_k = 0"),
         (_setting("dropout", float("nan")), "holds dropout = nan"),
         (_setting("N", 10**6), "holds N = 1000000 layers but"),
-        (_setting("src_vocab", 2**62), "holds a model too large to build"),
+        (_settings(src_vocab=2**62, tgt_vocab=2**62), "holds a model too large to build"),  # one shared vocabulary
+        (_setting("src_vocab", 2**62), "share_embeddings needs one vocabulary for both sides"),
         pytest.param(
             _setting("max_len", 10**12),
             "GiB, more than this machine's",
@@ -1276,7 +1281,7 @@ def test_every_writer_on_a_full_disk_says_so_and_keeps_what_was_there(
             "--hypotheses",
             str(small_disk / "h.txt"),
         ],
-        "prepare": ["prepare", "multi30k", "--data-dir", data],
+        "prepare": ["prepare", "multi30k", "--data-dir", data, "--bpe-size", "800"],  # as TINY's
     }.get(command) or ["export", str(run), "--out", str(small_disk / "model"), "--format", command.split()[1]]
     if command == "prepare":  # into a cache on the full disk (the others reuse the one the run prepared)
         monkeypatch.setenv("ANNOTATED_TRANSFORMER_CACHE", str(small_disk / "cache"))

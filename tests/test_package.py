@@ -102,7 +102,7 @@ def test_the_wheel_installs_and_runs_in_a_fresh_venv(dist: Path, tmp_path: Path)
         **os.environ,
         "MULTI30K_DIR": str(write_corpus(tmp_path / "multi30k", train=2000, test=100)),
     }
-    tiny = "--epochs 1 --N 1 --d-model 32 --d-ff 64 --h 2 --max-tokens 1500 --no-progress".split()
+    tiny = "--epochs 1 --N 1 --d-model 32 --d-ff 64 --h 2 --bpe-size 800 --max-tokens 1500 --no-progress".split()
     run(command, "train", "multi30k", "--out", "run", *tiny, cwd=tmp_path, env=env)
     translated = run(
         command,
