@@ -218,8 +218,7 @@ def export_transformers(
     model.save_pretrained(out)  # config.json, model.safetensors, generation_config.json
     fast_tokenizer(translator.src_tok).save_pretrained(out)  # tokenizer.json, tokenizer_config.json
     head = dict(format=HF_FORMAT, files=files_sha256(out, [p.name for p in out.iterdir()]))
-    use = _USE.format(out=out.name)
-    write_description(out, translator, head, HF_DESCRIPTION, about, use, _WEIGHTS, library="transformers")
+    write_description(out, translator, head, HF_DESCRIPTION, about, _USE, _WEIGHTS, library="transformers")
     return out
 
 
@@ -230,13 +229,13 @@ With Hugging Face's transformers (`pip install "annotated-transformer[transforme
 ```python
 from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
 
-tokenizer = AutoTokenizer.from_pretrained("{out}")
-model = AutoModelForSeq2SeqLM.from_pretrained("{out}")
+tokenizer = AutoTokenizer.from_pretrained("DIR")  # this directory
+model = AutoModelForSeq2SeqLM.from_pretrained("DIR")
 batch = tokenizer(["Ein Hund rennt über eine Wiese."], return_tensors="pt", padding=True)
 print(tokenizer.batch_decode(model.generate(**batch), skip_special_tokens=True))
 ```
 
-Or with this project: `annotated-transformer translate --model {out}`.
+Or with this project: `annotated-transformer translate --model DIR`.
 """
 _WEIGHTS = (
     "MarianMT's configuration and weights (`config.json`, `model.safetensors`) and its tokenizer (`tokenizer.json`)"
