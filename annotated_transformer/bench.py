@@ -28,12 +28,13 @@ from torch import Tensor, nn
 
 from .attention import subsequent_mask
 from .batches import TokenBudgetSampler, batch_loader
-from .checkpoints import write_atomically
 from .cpu import FastDropout, keep_freed_memory, use_cpu_speedups
 from .ctranslate2_format import CT2Translator, export_ctranslate2
-from .data import PAD, load_multi30k
+from .data import load_multi30k
+from .training import PAD
 from .errors import InputError, report_errors
 from .fast_decoding import BeamSearch
+from .files import write_atomically
 from .model import EncoderDecoder, TransformerConfig, build_model, load_torch_layer
 from .multi30k import MULTI30K, prepare_multi30k
 from .recipe import PRECISIONS, autocast_dtype, translation_model

@@ -6,13 +6,12 @@ Docs: https://annotated-transformer.github.io/annotated-transformer/data.html.md
 
 # %% auto #0
 __all__ = ['BYTE_ORDER_MARK', 'REJOINED', 'MULTI30K_URL', 'MULTI30K_SPLITS', 'MULTI30K_SHA256', 'BPE_TRAINING', 'normalized',
-           'Tokenizer', 'Vocab', 'cache_dir', 'sha256', 'verify', 'download', 'multi30k_ways', 'find_corpus_file',
-           'multi30k_dir', 'iter_lines', 'read_lines', 'line_numbers', 'iter_parallel', 'read_parallel', 'PairStream',
-           'check_split', 'load_multi30k', 'encode_pairs', 'train_bpe', 'BPETokenizer']
+           'Tokenizer', 'Vocab', 'download', 'multi30k_ways', 'find_corpus_file', 'multi30k_dir', 'iter_lines',
+           'read_lines', 'line_numbers', 'iter_parallel', 'read_parallel', 'PairStream', 'check_split', 'load_multi30k',
+           'encode_pairs', 'train_bpe', 'BPETokenizer']
 
 # %% ../nbs/07_data.ipynb #83c87288
 import gzip
-import hashlib
 import io
 import itertools
 import json
@@ -31,8 +30,8 @@ import spacy
 from sacremoses import MosesDetokenizer
 from tqdm.auto import tqdm
 
-from .checkpoints import write_atomically
 from .errors import DataError, DownloadError, InputError, MissingFileError, needs_packages
+from .files import cache_dir, verify, write_atomically
 from .training import BOS, EOS, PAD, SPECIALS, UNK
 
 # %% ../nbs/07_data.ipynb #0de0f595
@@ -149,29 +148,6 @@ MULTI30K_SHA256 = {  # of the gzipped files, as the dataset publishes them
     "test_2016_flickr.de.gz": "9204244e408ccb38d2a55cfcd344df15005fc42a07a6e55ca6c52b6ababb8cc8",
     "test_2016_flickr.en.gz": "611d361c6334bc7246101d48097c13cf5c4413c5befc793cc629934359d532d9",
 }
-
-# %% ../nbs/07_data.ipynb #56c7f945
-def cache_dir() -> Path:
-    "Where downloads are kept: $ANNOTATED_TRANSFORMER_CACHE, else ~/.cache/annotated-transformer."
-    return Path(os.environ.get("ANNOTATED_TRANSFORMER_CACHE", Path.home() / ".cache" / "annotated-transformer"))
-
-
-def sha256(path: str | Path) -> str:
-    "The SHA-256 sum of a file, in hex."
-    digest = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
-
-
-def verify(path: Path, expected: str):
-    "Raise if `path` does not have the SHA-256 sum `expected`."
-    if (actual := sha256(path)) != expected:
-        raise DataError(
-            f"Checksum mismatch for {path}: SHA-256 is {actual}, expected {expected}. "
-            "The file is damaged or not the published one; delete it and download it again."
-        )
 
 # %% ../nbs/07_data.ipynb #469eb870
 def _received(response, url: str) -> Iterator[bytes]:

@@ -24,11 +24,11 @@ import safetensors.torch
 import torch
 from safetensors import SafetensorError
 
-from .checkpoints import Checkpoint, write_atomically
+from .checkpoints import Checkpoint
 from .cpu import check_float
-from .data import sha256
 from .errors import DataError, InputError, MissingFileError, ModelFileError
 from .fast_decoding import MAX_ALPHA, PAPER_PENALTY, BeamSearch, search_config, stored_search
+from .files import sha256, write_atomically
 from .model import EncoderDecoder, TransformerConfig, build_model
 from .recipe import Recipe, saved_vocabularies, vocabulary_data
 

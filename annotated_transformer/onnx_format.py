@@ -31,11 +31,11 @@ from spacy.attrs import ORTH
 from torch import nn
 
 from .attention import padding_mask, subsequent_mask
-from .checkpoints import write_atomically
 from .cpu import check_float
-from .data import REJOINED, BPETokenizer, Tokenizer, sha256
+from .data import REJOINED, BPETokenizer, Tokenizer
 from .errors import InputError, ModelFileError, optional_import
 from .fast_decoding import BeamSearch, search_steps
+from .files import sha256, write_atomically
 from .model import EncoderDecoder
 from annotated_transformer.native_format import (
     RELOAD_ADVICE,

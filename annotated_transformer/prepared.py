@@ -28,9 +28,9 @@ from filelock import FileLock, Timeout
 from torch.utils.data import DataLoader
 
 from .batches import TokenBudgetSampler, sampled_loader
-from .checkpoints import flush_to_disk
-from .data import cache_dir, encode_pairs, sha256
+from .data import encode_pairs
 from .errors import DataError, MissingFileError, ModelFileError, WriteError
+from .files import cache_dir, flush_to_disk, sha256
 
 # %% ../nbs/07c_prepared.ipynb #00579b70
 FORMAT = 2  # the layout's version: a change prepares every corpus again (2: the manifest lists each file's checksum)

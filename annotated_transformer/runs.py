@@ -39,7 +39,8 @@ from annotated_transformer.checkpoints import (
     write_error,
 )
 from .cpu import use_cpu_speedups
-from .data import BPE_TRAINING, PAD, PairStream
+from .data import BPE_TRAINING, PairStream
+from .training import PAD
 from .errors import DataError, InputError, MissingFileError, ModelFileError, OutputInUseError
 from .fast_decoding import BeamSearch, search_config
 from .model import EncoderDecoder

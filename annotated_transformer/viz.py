@@ -19,7 +19,7 @@ import torch
 from torch import Tensor
 
 from .attention import MultiHeadedAttention, subsequent_mask
-from .data import PAD
+from .training import PAD
 from .model import EncoderDecoder
 
 if TYPE_CHECKING:

@@ -8,11 +8,10 @@ from pathlib import Path
 import torch
 
 from annotated_transformer.batches import batch_loader, epoch_batches
-from annotated_transformer.data import BOS, EOS, PAD
 from annotated_transformer.distributed import distributed
 from annotated_transformer.model import make_model
 from annotated_transformer.trainer import Trainer
-from annotated_transformer.training import LabelSmoothing
+from annotated_transformer.training import BOS, EOS, PAD, LabelSmoothing
 
 VOCAB, STEPS = 20, 20  # 20 updates of 2 batches: past the end of the first epoch (about 30 batches)
 

@@ -9,6 +9,8 @@ cells comes from (`# %% ../nbs/NN_name.ipynb`), which is what these tests read.
 import ast
 import importlib
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import nbformat
@@ -110,7 +112,7 @@ BUILT_IN = {  # what the machine's half may raise besides the errors module's ki
 }
 
 
-@pytest.mark.parametrize("module", [m for m in MODULES if built_in(m) >= NOTEBOOKS.index("05_errors.ipynb")])
+@pytest.mark.parametrize("module", [m for m in MODULES if built_in(m) >= NOTEBOOKS.index("05a_errors.ipynb")])
 def test_every_error_for_the_user_has_the_packages_kind(module: str):
     """The machine's half raises its user's errors as kinds of `AnnotatedTransformerError`, never a bare ValueError or
     OSError, so that a program catches them all with one `except`. (The paper's half, 00–04, comes before the errors
@@ -145,3 +147,16 @@ def test_no_module_imports_another_modules_private_names(module: str):
         if alias.name.startswith("_") and not alias.name.startswith("__")
     ]
     assert not private, f"{module}.py imports private names of other modules: {private}; make them public or move them"
+
+
+def test_each_notebook_has_a_number_of_its_own():
+    numbers = [re.match(r"\d+[a-z]?", notebook)[0] for notebook in NOTEBOOKS]
+    twice = sorted({number for number in numbers if numbers.count(number) > 1})
+    assert not twice, f"notebooks that share a number, so their reading order is their names': {twice}"
+
+
+def test_reading_a_tokenizer_imports_no_trainer():
+    code = "import sys, annotated_transformer.data; print(' '.join(sorted(sys.modules)))"
+    loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+    machinery = {"annotated_transformer.trainer", "annotated_transformer.checkpoints", "annotated_transformer.recipe"}
+    assert not machinery & set(loaded), f"importing the data module loads {sorted(machinery & set(loaded))}"

@@ -111,7 +111,7 @@ def notebook_links(notebook: str) -> str:
 def prepare_notebook(notebook: Path, src: Path, widget: str) -> tuple[str, str, str | None]:
     "Write `notebook` as a page for MyST-NB; return the page's name, its title and the module it exports (or None)."
     nb, module = nbformat.read(notebook, as_version=4), None
-    page = re.sub(r"^\d+[a-z]?_", "", notebook.stem)  # as nbdev names it: 05a_trainer.ipynb is trainer
+    page = re.sub(r"^\d+[a-z]?_", "", notebook.stem)  # as nbdev names it: 05d_trainer.ipynb is trainer
     if not (nb.cells and nb.cells[0].cell_type == "markdown" and (m := TITLE.match(nb.cells[0].source))):
         sys.exit(f"{notebook.name} does not start with a '# Title' cell (and, under it, '> a description').")
     title, description = m.groups()

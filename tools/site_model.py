@@ -19,8 +19,8 @@ from pathlib import Path
 import torch
 
 from annotated_transformer import __version__
-from annotated_transformer.data import cache_dir
 from annotated_transformer.fast_decoding import BeamSearch
+from annotated_transformer.files import cache_dir
 from annotated_transformer.formats import model_search, provenance
 from annotated_transformer.multi30k import MULTI30K, train_multi30k
 from annotated_transformer.native_format import read_description
@@ -58,7 +58,7 @@ EXAMPLES = {
 
 def fallback_model() -> Path:
     """The model directory of `FALLBACK`, trained on Multi30k on first use and kept in the package's cache
-    (`data.cache_dir()`), under a name that changes with the recipe, the package's version and PyTorch's."""
+    (`files.cache_dir()`), under a name that changes with the recipe, the package's version and PyTorch's."""
     key = json.dumps([asdict(FALLBACK), __version__, torch.__version__]).encode()
     home = cache_dir() / "site-model" / hashlib.sha256(key).hexdigest()[:16]
     if (home / "config.json").is_file():
