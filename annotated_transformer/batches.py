@@ -35,7 +35,8 @@ class TokenBudgetSampler(Sampler):
         )
         if self.src_lengths.shape != self.tgt_lengths.shape:
             raise InputError("src_lengths and tgt_lengths must have one entry per pair.")
-        self.lengths = np.maximum(self.src_lengths, self.tgt_lengths)  # (pairs,): what a pair costs in a batch
+        # (pairs,): what a pair costs in a batch
+        self.lengths = np.maximum(self.src_lengths, self.tgt_lengths)
         if len(self.lengths) and self.lengths.max() > max_tokens:
             raise InputError(
                 f"max_tokens={max_tokens} is smaller than the longest sentence ({self.lengths.max()} tokens): "
@@ -51,15 +52,19 @@ class TokenBudgetSampler(Sampler):
     def batches(self, epoch: int) -> list[np.ndarray]:
         "The batches of `epoch`: arrays of sentence indices, views of one array of the epoch's order."
         g = torch.Generator().manual_seed(self.seed * 1_000_003 + epoch)
-        n, width = len(self.lengths), int(self.src_lengths.max(initial=0)) + 1  # the key: length, then source length
-        narrow = np.int32 if width * (int(self.lengths.max(initial=0)) + 1) < 2**31 else np.int64  # half the memory
+        # the key: length, then source length
+        n, width = len(self.lengths), int(self.src_lengths.max(initial=0)) + 1
+        # half the memory
+        narrow = np.int32 if width * (int(self.lengths.max(initial=0)) + 1) < 2**31 else np.int64
         order = torch.randperm(n, generator=g).numpy() if self.shuffle else np.arange(n)
         key = self.lengths[order].astype(narrow)
         key *= width
         key += self.src_lengths[order]
-        order = order[np.argsort(key, kind="stable")].astype(np.int32 if n < 2**31 else np.int64)  # ties stay shuffled
+        # ties stay shuffled
+        order = order[np.argsort(key, kind="stable")].astype(np.int32 if n < 2**31 else np.int64)
         del key  # freed before the batches are cut
-        batches = np.split(order, self.starts(self.lengths[order])[1:]) if n else []  # (an empty array splits into one)
+        # (an empty array splits into one)
+        batches = np.split(order, self.starts(self.lengths[order])[1:]) if n else []
         if self.shuffle:
             batches = [batches[i] for i in torch.randperm(len(batches), generator=g).tolist()]
         return batches
@@ -67,11 +72,14 @@ class TokenBudgetSampler(Sampler):
     def starts(self, lengths: np.ndarray) -> list[int]:
         "Where each batch starts in `lengths`, sorted: a batch takes sentences while all of them, padded, fit."
         starts, start, n = [], 0, len(lengths)
-        counts = np.arange(1, self.max_tokens + 1)  # sentences in a batch, if it ended at each of the next ones
+        # sentences in a batch, if it ended at each of the next ones
+        counts = np.arange(1, self.max_tokens + 1)
         while start < n:
             starts.append(start)
-            ahead = lengths[start : start + self.max_tokens // max(int(lengths[start]), 1)]  # longer ones fit fewer
-            fits = counts[: len(ahead)] * ahead <= self.max_tokens  # sorted: the longest is the last one taken
+            # longer ones fit fewer
+            ahead = lengths[start : start + self.max_tokens // max(int(lengths[start]), 1)]
+            # sorted: the longest is the last one taken
+            fits = counts[: len(ahead)] * ahead <= self.max_tokens
             start += len(ahead) if fits.all() else int(fits.argmin())
         return starts
 
@@ -122,7 +130,8 @@ def batch_loader(
 ) -> DataLoader:
     "A DataLoader of `Batch`es under a token budget; call `.batch_sampler.set_epoch(epoch)` before each epoch."
     sampler = TokenBudgetSampler([len(s) for s in src], [len(t) for t in tgt], max_tokens, shuffle, seed)
-    return sampled_loader(list(zip(src, tgt)), sampler)  # the sampler has checked there is a target for each source
+    # the sampler has checked there is a target for each source
+    return sampled_loader(list(zip(src, tgt)), sampler)
 
 
 def sampled_loader(

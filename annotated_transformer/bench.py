@@ -31,7 +31,6 @@ from .batches import TokenBudgetSampler, batch_loader
 from .cpu import FastDropout, keep_freed_memory, use_cpu_speedups
 from .ctranslate2_format import CT2Translator, export_ctranslate2
 from .data import load_multi30k
-from .training import PAD
 from .errors import InputError, report_errors
 from .fast_decoding import BeamSearch
 from .files import write_atomically
@@ -39,7 +38,7 @@ from .model import EncoderDecoder, TransformerConfig, build_model, load_torch_la
 from .multi30k import MULTI30K, prepare_multi30k
 from .recipe import PRECISIONS, autocast_dtype, translation_model
 from .trainer import ClosedFormLabelSmoothing
-from .training import Batch, LabelSmoothing, batch_loss, paper_optimizer
+from .training import PAD, Batch, LabelSmoothing, batch_loss, paper_optimizer
 from .translation import Translator, bleu_scores
 
 # %% ../nbs/15_performance.ipynb #acf7a3ce
@@ -170,7 +169,8 @@ def _measure_training(
     if device.startswith("cuda"):
         peak = torch.cuda.max_memory_allocated(device)
     else:
-        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 - before  # ru_maxrss is in KiB on Linux
+        # ru_maxrss is in KiB on Linux
+        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 - before
     return {
         "tokens/s": statistics.median(rates),
         "spread": (max(rates) - min(rates)) / statistics.median(rates),
@@ -214,7 +214,8 @@ def training_flops(
     "The FLOPs of the weight products of a forward and backward pass over this many tokens."
     d, N = config.d_model, config.N
     d_k, d_v = config.d_k or d // config.h, config.d_v or d // config.h
-    attention, feed_forward = 2 * d * config.h * (d_k + d_v), 2 * d * config.d_ff  # W^Q, W^K, W^V, W^O; two layers
+    # W^Q, W^K, W^V, W^O; two layers
+    attention, feed_forward = 2 * d * config.h * (d_k + d_v), 2 * d * config.d_ff
     # per source token: the encoder, and W^K, W^V of the decoder's source attention
     per_src = N * (attention + feed_forward) + N * attention // 2
     # per target token: the rest of the decoder, and the generator
@@ -300,7 +301,8 @@ def _row(
     }
 
 
-MAX_SPREAD = 0.15  # a measurement whose timed passes differ by more than this share of their median is taken again
+# a measurement whose timed passes differ by more than this share of their median is taken again
+MAX_SPREAD = 0.15
 
 
 def _steady_training(kind: str, config: TransformerConfig, batches: list[Batch], tries: int = 3, **kw) -> dict:

@@ -55,7 +55,8 @@ class Checkpoint(TypedDict, total=False):
     contents_sha256: str  # on disk only: the checksum of everything above, checked by `read_checkpoint`
 
 
-TRAINING_STATE = ("optimizer", "scheduler", "train_state", "rng")  # what `save_checkpoint` adds to a model's weights
+# what `save_checkpoint` adds to a model's weights
+TRAINING_STATE = ("optimizer", "scheduler", "train_state", "rng")
 
 # %% ../nbs/05e_checkpoints.ipynb #caf0b548
 def rng_states() -> dict:
@@ -129,7 +130,8 @@ def write_checkpoint(
             writes = _KeepingErrors(f)
             try:
                 torch.save({**contents, "contents_sha256": checksum}, writes)
-            except RuntimeError:  # PyTorch's words for a failed write ("unexpected pos"): the system's are clearer
+            except RuntimeError:
+                # PyTorch's words for a failed write ("unexpected pos"): the system's are clearer
                 if writes.error:
                     raise writes.error from None
                 raise
@@ -162,7 +164,8 @@ def save_checkpoint(
     )
 
 # %% ../nbs/05e_checkpoints.ipynb #690c6019
-CHECKSUMS = ("contents_sha256", "tensors_sha256")  # a checkpoint's: of all it holds; of its tensors (version 0.4)
+# a checkpoint's: of all it holds; of its tensors (version 0.4)
+CHECKSUMS = ("contents_sha256", "tensors_sha256")
 
 
 def _checksum_holds(
@@ -276,7 +279,8 @@ class Checkpoints(Hook):
 
     def after_update(self, state: TrainState):
         self.unsaved = True
-        if self.saved_at is None:  # the first update it sees: time counts from where the run started (or resumed)
+        # the first update it sees: time counts from where the run started (or resumed)
+        if self.saved_at is None:
             self.saved_at = state.records[-2]["elapsed_s"] if len(state.records) > 1 else 0.0
         if (self.every and state.step % self.every == 0) or self.time_is_up(state):
             self.save(state)
@@ -384,7 +388,8 @@ def average_checkpoints(
             raise ModelFileError(
                 f"{path} holds another model than {paths[-1]} (their configurations differ): average checkpoints of one run."
             )
-    if len(runs := {s["run_id"] for s in saved if s.get("run_id")}) > 1:  # a checkpoint of an older version has none
+    # a checkpoint of an older version has none
+    if len(runs := {s["run_id"] for s in saved if s.get("run_id")}) > 1:
         raise InputError(
             f"{', '.join(map(str, paths))} come from {len(runs)} different runs: the weights of different runs lie on "
             "no common path, and their mean translates nothing. Average the snapshots of one run."

@@ -57,7 +57,8 @@ def _add_recipe_options(parser: argparse.ArgumentParser, corpus: Corpus):
     for f in dataclasses.fields(corpus.recipe):
         kind = next((t for t in get_args(f.type) if t is not type(None)), f.type)  # float | None: float
         choices = {"precision": PRECISIONS, "schedule": SCHEDULES, "vocabulary": VOCABULARIES}.get(f.name)
-        typed = dict(type=kind, choices=choices, metavar=None if choices else kind.__name__.upper())  # {a,b} or TYPE
+        # {a,b} or TYPE
+        typed = dict(type=kind, choices=choices, metavar=None if choices else kind.__name__.upper())
         if kind is bool:
             typed = dict(action=argparse.BooleanOptionalAction)
         flag = "--" + f.name.replace("_", "-")
@@ -395,7 +396,8 @@ def _train(args: argparse.Namespace, device: torch.device | None):
     if processes.is_main:
         test_set = corpus.scoring_options(args.task, data, "TEST")
         val_set = corpus.scoring_options(args.task, data, "VAL")
-        no_unk = " --no-unk" if recipe and recipe.vocabulary == "words" else ""  # a shared BPE writes no <unk>
+        # a shared BPE writes no <unk>
+        no_unk = " --no-unk" if recipe and recipe.vocabulary == "words" else ""
         print(
             f"done: {args.out / 'last.pt'}; choose its best weights on validation with: annotated-transformer average "
             f"{args.out} {val_set}{no_unk}; "
@@ -459,7 +461,8 @@ def _evaluate(args: argparse.Namespace, device: torch.device | None):
         print(json.dumps({k: v for k, v in scores.items() if k != "detail"}))
     else:
         print(f"{scores['split']}: sacreBLEU {scores['sacrebleu']:.2f}  ({scores['signature']})\n{scores['detail']}")
-        if (tokenized := scores["tokenized_lowercase_bleu"]) is not None:  # None: spaCy has no tokenizer here for it
+        # None: spaCy has no tokenizer here for it
+        if (tokenized := scores["tokenized_lowercase_bleu"]) is not None:
             print(f"tokenized, lowercased BLEU (as some papers and tutorials report it): {tokenized:.2f}")
 
 # %% ../nbs/14_cli.ipynb #d691e0a1
@@ -471,11 +474,13 @@ def _export(args: argparse.Namespace, device: torch.device | None):
             f"--alpha is §6.1's length penalty, and a {target.name} directory stores an α for its engine's own "
             f"({target.penalty}), chosen on validation: leave --alpha out, or give it to translate --model."
         )
-    translator = Translator.from_checkpoint(path, device=device, **_search_settings(args))  # the search it stores
+    # the search it stores
+    translator = Translator.from_checkpoint(path, device=device, **_search_settings(args))
     about, note = formats.provenance(path), ""
     out = formats.export(translator, args.out, args.format, args.quantization, about)
     searching = formats.search_words(formats.model_search(out), target.penalty)
-    if args.score:  # the model as written (8-bit weights, another engine), with its stored search; then its card
+    # the model as written (8-bit weights, another engine), with its stored search; then its card
+    if args.score:
         scores, _ = _score(args, lambda: formats.open_translator(out, device=device))
         about["scores"] = {k: scores[k] for k in ("split", "sacrebleu", "signature")} | dict(search=searching)
         formats.export(translator, args.out, args.format, args.quantization, about)
@@ -544,5 +549,6 @@ def main(argv: list[str] | None = None) -> int:
         return report_errors("annotated-transformer", lambda: run(args), exiting=argv is None)
 
 
-if __name__ == "__main__" and Path(sys.argv[0]).name == "cli.py":  # python -m annotated_transformer.cli, not a kernel
+# python -m annotated_transformer.cli, not a kernel
+if __name__ == "__main__" and Path(sys.argv[0]).name == "cli.py":
     sys.exit(main())

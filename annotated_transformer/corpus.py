@@ -293,7 +293,8 @@ class Corpus(NamedTuple):
 
     def scoring_options(self, name: str, data: dict, which: str) -> str:  # `name`: the corpus's in `CORPORA`
         "The options of `evaluate` and `average` that find the test set (`which`: TEST) or the validation set (VAL)."
-        if which == "VAL" and data.get("val"):  # validation files the run was given: one TSV, or source and reference
+        # validation files the run was given: one TSV, or source and reference
+        if which == "VAL" and data.get("val"):
             return " ".join(f"{option} {path}" for option, path in zip(("--source", "--reference"), data["val"]))
         if not self.splits:  # the user's own files, which only the user can name
             return f"--source {which}_SOURCE --reference {which}_REFERENCE"

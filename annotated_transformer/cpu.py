@@ -24,8 +24,10 @@ def keep_mask(
 ) -> Tensor:  # x's shape and dtype: 0 where an element is dropped, 1 / P(keep) where it is kept
     "A dropout mask from 16 random bits per element, four elements to each 64-bit number drawn."
     threshold = min(round(p * 2**16), 2**16 - 1)  # P(drop) = threshold / 2**16
-    words = torch.empty(-(-x.numel() // 4), dtype=torch.int64).random_(-(2**63), None)  # uniform over all 2**64 values
-    bits = words.view(torch.int16)[: x.numel()].view(x.shape)  # four 16-bit numbers per word, as -32768..32767
+    # uniform over all 2**64 values
+    words = torch.empty(-(-x.numel() // 4), dtype=torch.int64).random_(-(2**63), None)
+    # four 16-bit numbers per word, as -32768..32767
+    bits = words.view(torch.int16)[: x.numel()].view(x.shape)
     mask = torch.ge(bits, threshold - 2**15, out=torch.empty_like(x))  # 1 where kept, 0 where dropped
     return mask.mul_(2**16 / (2**16 - threshold))
 
@@ -47,7 +49,8 @@ def keep_freed_memory() -> bool:  # whether the C library took the setting: True
     except (AttributeError, OSError, TypeError):
         return False  # not glibc (macOS, musl, Windows)
     M_TRIM_THRESHOLD, M_MMAP_THRESHOLD = -1, -3  # from glibc's <malloc.h>
-    return bool(mallopt(M_MMAP_THRESHOLD, 2**30)) and bool(mallopt(M_TRIM_THRESHOLD, 2**31 - 1))  # 1 GiB, 2 GiB
+    # 1 GiB, 2 GiB
+    return bool(mallopt(M_MMAP_THRESHOLD, 2**30)) and bool(mallopt(M_TRIM_THRESHOLD, 2**31 - 1))
 
 # %% ../nbs/06_cpu.ipynb #377f62c9
 def use_cpu_speedups(

@@ -104,7 +104,8 @@ def ctranslate2_spec(translator: Translator):  # a ctranslate2.specs.Transformer
     return spec
 
 # %% ../nbs/10a_export.ipynb #7414acf9
-CT2_FORMAT = "annotated-transformer-ctranslate2/2"  # the "format" of TOKENIZATION; version 2 adds checksums of CTranslate2's files
+# the "format" of TOKENIZATION; version 2 adds checksums of CTranslate2's files
+CT2_FORMAT = "annotated-transformer-ctranslate2/2"
 TOKENIZATION = (
     "annotated_transformer.json"  # beside CTranslate2's own config.json: our tokenizers, vocabularies, provenance
 )
@@ -147,9 +148,11 @@ def export_ctranslate2(
 
     Converter().convert(str(out), quantization=quantization, force=True)
     write_search(out, translator.search)  # ranked by §6.1's penalty (below), so the α is the model's own
-    written = [p.name for p in out.iterdir() if p.is_file()]  # model.bin, its config.json and vocabularies, the search
+    # model.bin, its config.json and vocabularies, the search
+    written = [p.name for p in out.iterdir() if p.is_file()]
     head = dict(format=CT2_FORMAT, quantization=quantization or "float32", files=files_sha256(out, written))
-    write_description(out, translator, head, TOKENIZATION, about, CT2_USE, CT2_WEIGHTS)  # as a model directory has them
+    # as a model directory has them
+    write_description(out, translator, head, TOKENIZATION, about, CT2_USE, CT2_WEIGHTS)
     return out
 
 # %% ../nbs/10a_export.ipynb #af374728

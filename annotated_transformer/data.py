@@ -43,7 +43,8 @@ def normalized(text: str) -> str:
     return unicodedata.normalize("NFC", text).replace(BYTE_ORDER_MARK, "")
 
 # %% ../nbs/07_data.ipynb #453434f1
-REJOINED = [(re.compile(r"(?<=\w) - (?=\w)"), "-"), (re.compile(r"(?<=\w) n't\b"), "n't")]  # what spaCy splits
+# what spaCy splits
+REJOINED = [(re.compile(r"(?<=\w) - (?=\w)"), "-"), (re.compile(r"(?<=\w) n't\b"), "n't")]
 
 
 class Tokenizer:
@@ -138,7 +139,8 @@ class Vocab:
         return cls(json.loads(Path(path).read_text(encoding="utf-8")))
 
 # %% ../nbs/07_data.ipynb #f7ab59d0
-MULTI30K_URL = "https://github.com/multi30k/dataset/raw/master/data/task1/raw/"  # the dataset's own repository
+# the dataset's own repository
+MULTI30K_URL = "https://github.com/multi30k/dataset/raw/master/data/task1/raw/"
 MULTI30K_SPLITS = ("train", "val", "test_2016_flickr")
 MULTI30K_SHA256 = {  # of the gzipped files, as the dataset publishes them
     "train.de.gz": "726e39b2fa9eb9ffb6dc763fb35a179f80fae06ffc5d28b6ace5faa883de28a6",
@@ -230,7 +232,8 @@ def multi30k_dir(
             continue
         try:
             download(url + name, directory / name, expected, progress)
-        except OSError as e:  # no network, or a cache that cannot be written (a path under a file, no permission)
+        except OSError as e:
+            # no network, or a cache that cannot be written (a path under a file, no permission)
             raise DownloadError(f"{e} {multi30k_ways(directory)}") from None
     return directory
 
@@ -435,7 +438,8 @@ def train_bpe(
                 **specials,
             )
         except RuntimeError as e:
-            few = "smaller than required_chars" in str(e)  # every character and the 256 bytes need a piece each
+            # every character and the 256 bytes need a piece each
+            few = "smaller than required_chars" in str(e)
             advice = "a larger vocab_size (--bpe-size)" if few else "a smaller vocab_size (--bpe-size), or more text"
             raise DataError(
                 f"Could not learn {vocab_size:,} BPE pieces from these texts ({e}). Ask for {advice}."
@@ -460,7 +464,8 @@ class BPETokenizer:
     def tokenize_each(self, texts: Iterable[str]) -> Iterator[list[str]]:
         "The pieces of each text as it comes, sentencepiece's batched call a chunk at a time."
         texts = iter(texts)
-        while chunk := list(itertools.islice(texts, 10_000)):  # sentencepiece's batched call, a chunk at a time
+        # sentencepiece's batched call, a chunk at a time
+        while chunk := list(itertools.islice(texts, 10_000)):
             yield from self.sp.encode(list(map(normalized, chunk)), out_type=str)
 
     def tokenize_all(self, texts: Iterable[str]) -> list[list[str]]:

@@ -91,7 +91,8 @@ def _allocation(error: BaseException) -> str | None:
     "What an out-of-memory error says was asked for (e.g. '2.00 GiB'); '' if it does not say; None: not out of memory."
     import torch  # here, not on import: `AnnotatedTransformerError` alone needs no PyTorch
 
-    text, gpu = str(error), torch.cuda.OutOfMemoryError  # its name in every PyTorch 2 (torch.OutOfMemoryError: 2.5 on)
+    # its name in every PyTorch 2 (torch.OutOfMemoryError: 2.5 on)
+    text, gpu = str(error), torch.cuda.OutOfMemoryError
     if not (
         isinstance(error, MemoryError | gpu)
         or re.search("DefaultCPUAllocator|out of memory|failed to allocate", text, re.I)
@@ -139,15 +140,18 @@ def report_errors(
     "Run `command`: an error a user can fix becomes one line on stderr; a bug, its traceback and where to report it."
     try:
         command()
-    except BrokenPipeError:  # whoever read our output stopped reading (`| head`): stop quietly, as a shell tool does
+    except BrokenPipeError:
+        # whoever read our output stopped reading (`| head`): stop quietly, as a shell tool does
         _settle_stdout()
         return 141
     except USER_ERRORS as e:
         print(f"{prog}: error: {e}", file=sys.stderr)
         _settle_stdout()
         return 2
-    except KeyboardInterrupt as e:  # Ctrl-C, or SIGTERM during training; the command's message says what was kept
-        if exiting:  # another, while Python exits, would print a traceback from whatever exit handler it stopped
+    except KeyboardInterrupt as e:
+        # Ctrl-C, or SIGTERM during training; the command's message says what was kept
+        # another, while Python exits, would print a traceback from whatever exit handler it stopped
+        if exiting:
             signal.signal(signal.SIGINT, signal.SIG_DFL)
         print(f"\ninterrupted{f': {e}' if str(e) else ''}", file=sys.stderr)
         return 130

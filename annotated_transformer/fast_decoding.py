@@ -52,7 +52,8 @@ class StepDecoder:
     ) -> Tensor:  # (rows, vocab) log-probabilities of token t + 1
         if not self.incremental:
             tgt_mask = subsequent_mask(ys.size(1), ys.device)
-            out = self.model.decode(self.memory, self.src_mask, tgt=ys, tgt_mask=tgt_mask)  # (rows, t, d_model)
+            # (rows, t, d_model)
+            out = self.model.decode(self.memory, self.src_mask, tgt=ys, tgt_mask=tgt_mask)
             return self.model.generator(out[:, -1])
         x = self.model.tgt_embed(ys)[:, -1:]  # (rows, 1, d_model): the newest token, at its position
         for i, layer in enumerate(self.model.decoder.layers):
@@ -60,8 +61,10 @@ class StepDecoder:
         return self.model.generator(self.model.decoder.norm(x)[:, -1])
 
     def _layer_step(self, i: int, layer: DecoderLayer, x: Tensor) -> Tensor:  # (rows, 1, d_model), as DecoderLayer
-        x = layer.sublayer[0](x, lambda x: self._self_attention(i, layer.self_attn, x))  # 1. masked self-attention
-        x = layer.sublayer[1](x, lambda x: self._source_attention(i, layer.src_attn, x))  # 2. over the encoder's output
+        # 1. masked self-attention
+        x = layer.sublayer[0](x, lambda x: self._self_attention(i, layer.self_attn, x))
+        # 2. over the encoder's output
+        x = layer.sublayer[1](x, lambda x: self._source_attention(i, layer.src_attn, x))
         return layer.sublayer[2](x, layer.feed_forward)  # 3. position-wise feed-forward
 
     def _self_attention(self, i: int, attn: MultiHeadedAttention, x: Tensor) -> Tensor:  # (rows, 1, d_model)
@@ -69,7 +72,8 @@ class StepDecoder:
         if self.self_kv[i] is not None:
             k, v = (torch.cat([c, new], dim=2) for c, new in zip(self.self_kv[i], (k, v)))
         self.self_kv[i] = k, v  # (rows, h, t, d_k): the cache grows by one position
-        return attn.attend(attn.split_heads(attn.w_q(x)), k, v)  # every cached position is in the past: no mask
+        # every cached position is in the past: no mask
+        return attn.attend(attn.split_heads(attn.w_q(x)), k, v)
 
     def _source_attention(self, i: int, attn: MultiHeadedAttention, x: Tensor) -> Tensor:  # (rows, 1, d_model)
         k, v = self.src_kv[i]  # (rows, h, T_src, d_k) each, computed once per sentence
@@ -128,7 +132,8 @@ def batch_beam_search(
     unk: int | None = None,  # a token never output (the vocabulary's <unk>); None: any token may be
 ) -> tuple[Tensor, Tensor]:  # best hypotheses (batch, T) from <s>, padded after </s>; their scores s(Y, X) (batch,)
     "`decoding.beam_search` for a whole batch, with the key-value cache, dropping sentences as they finish."
-    rows = torch.arange(src.size(0), device=src.device).repeat_interleave(beam)  # (batch * k,) each row's sentence
+    # (batch * k,) each row's sentence
+    rows = torch.arange(src.size(0), device=src.device).repeat_interleave(beam)
     step = StepDecoder(model, model.encode(src, src_mask)[rows], src_mask[rows], incremental=incremental)
     return search_steps(step, src_mask.sum(-1).view(-1) + max_extra, beam, alpha=alpha, unk=unk)
 
@@ -153,7 +158,8 @@ def search_steps(
         at_limit = limits[beams.alive] == t  # (alive,) sentences whose output must end now
         logp[at_limit] = logp[at_limit].masked_fill(torch.arange(logp.size(-1), device=logp.device) != EOS, -math.inf)
         best = _extensions(beams.scores, logp)
-        done = at_limit | _finish(beams, best, length=t, alpha=alpha)  # (alive,) sentences searched to the end
+        # (alive,) sentences searched to the end
+        done = at_limit | _finish(beams, best, length=t, alpha=alpha)
         if done.all():
             break
         step.select(_advance(beams, best, done))
@@ -176,14 +182,16 @@ class Extensions(NamedTuple):
 def _extensions(scores: Tensor, logp: Tensor) -> Extensions:  # (alive, k) and (alive, k, vocab)
     alive, k, vocab = logp.shape
     score, index = (scores.unsqueeze(-1) + logp).view(alive, -1).topk(2 * k, dim=-1)  # (alive, 2k)
-    parent = torch.arange(alive, device=logp.device).unsqueeze(1) * k + index // vocab  # (alive, 2k) rows of ys
+    # (alive, 2k) rows of ys
+    parent = torch.arange(alive, device=logp.device).unsqueeze(1) * k + index // vocab
     return Extensions(score, parent, token=index % vocab)
 
 # %% ../nbs/05f_fast_decoding.ipynb #e48bdc00
 def _finish(beams: Beams, best: Extensions, *, length: int, alpha: float) -> Tensor:  # (alive,) bool
     "Set aside the extensions that end with </s> among each sentence's k best, with their s(Y, X); which have k now."
     i, j = (best.token[:, : beams.k] == EOS).nonzero(as_tuple=True)  # (ended,) each
-    ended = zip(beams.alive[i].tolist(), best.score[i, j].tolist(), beams.ys[best.parent[i, j]].tolist())  # 3 copies
+    # 3 copies
+    ended = zip(beams.alive[i].tolist(), best.score[i, j].tolist(), beams.ys[best.parent[i, j]].tolist())
     for sentence, logp, prefix in ended:
         if len(beams.finished[sentence]) < beams.k and logp > -math.inf:
             beams.finished[sentence].append(Hypothesis(logp / length_penalty(length, alpha), [*prefix, EOS]))
@@ -193,7 +201,8 @@ def _finish(beams: Beams, best: Extensions, *, length: int, alpha: float) -> Ten
 def _advance(beams: Beams, best: Extensions, done: Tensor) -> Tensor:  # done: (alive,) -> rows kept (alive' * k,)
     "Extend each sentence still searched by its k best extensions that do not end; drop the sentences `done`."
     going_on = best.token != EOS  # (alive, 2k)
-    keep = going_on & (going_on.cumsum(-1) <= beams.k) & ~done.unsqueeze(1)  # (alive, 2k): k per sentence left
+    # (alive, 2k): k per sentence left
+    keep = going_on & (going_on.cumsum(-1) <= beams.k) & ~done.unsqueeze(1)
     rows = best.parent[keep]  # (alive' * k,)
     beams.ys = torch.cat([beams.ys[rows], best.token[keep].unsqueeze(1)], dim=1)  # (alive' * k, t + 1)
     beams.scores, beams.alive = best.score[keep].view(-1, beams.k), beams.alive[~done]
@@ -247,7 +256,8 @@ def greedy_search(
     return BeamSearch(1, allow_unk=allow_unk)(model, src, src_mask)
 
 # %% ../nbs/05f_fast_decoding.ipynb #57819ae7
-PAPER_PENALTY = "((5 + length) / 6) ** length_penalty"  # §6.1's (after Wu et al., 2016); length counts the </s>
+# §6.1's (after Wu et al., 2016); length counts the </s>
+PAPER_PENALTY = "((5 + length) / 6) ** length_penalty"
 LENGTH_PENALTY = "length ** length_penalty"  # transformers' own
 
 
@@ -282,7 +292,8 @@ def stored_search(
     "The search a model stores, checked; refused where its α was chosen for another length penalty than the engine's."
     if not isinstance(config, dict):
         raise ModelFileError(f"{where} holds no search (a JSON object): it was altered. Copy it again.")
-    if (form := config.get("length_penalty_form", penalty)) != penalty:  # (transformers' own files leave it out)
+    # (transformers' own files leave it out)
+    if (form := config.get("length_penalty_form", penalty)) != penalty:
         raise ModelFileError(
             f"{where} stores an α chosen for the length penalty {form}, and this engine applies {penalty}: "
             "export the model for this engine (annotated-transformer export --format)."

@@ -33,10 +33,12 @@ def flush_to_disk(path: Path):
     "Return once the operating system has put `path` on the disk: a file's contents, or a folder's list of names."
     if path.is_dir():
         if os.name != "nt":  # Windows opens no folder; its file system journals renames
-            with contextlib.suppress(OSError):  # some file systems cannot flush a folder (SQLite ignores it too)
+            # some file systems cannot flush a folder (SQLite ignores it too)
+            with contextlib.suppress(OSError):
                 _fsync(os.open(path, os.O_RDONLY))
     else:
-        _fsync(os.open(path, os.O_RDWR if os.name == "nt" else os.O_RDONLY))  # Windows flushes only what it may write
+        # Windows flushes only what it may write
+        _fsync(os.open(path, os.O_RDWR if os.name == "nt" else os.O_RDONLY))
 
 
 def _fsync(fd: int):
@@ -55,7 +57,8 @@ def write_atomically(
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex[:8]}.tmp")  # its own: two writers never share one
     try:
-        os.close(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))  # a new file, never through a link
+        # a new file, never through a link
+        os.close(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
         write(tmp)
         flush_to_disk(tmp)  # the contents, before a name points at them
         os.replace(tmp, path)

@@ -22,7 +22,8 @@ def stop_requests():
         return
 
     before = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
-    caught = [s for s, handler in before.items() if handler is not signal.SIG_IGN]  # an ignored signal stays ignored
+    # an ignored signal stays ignored
+    caught = [s for s, handler in before.items() if handler is not signal.SIG_IGN]
 
     def ask(signum: int, frame):
         asked.append(signum)
@@ -35,7 +36,8 @@ def stop_requests():
         yield asked
     finally:
         for s in caught:
-            signal.signal(s, before[s] if before[s] is not None else signal.SIG_DFL)  # None: set outside Python
+            # None: set outside Python
+            signal.signal(s, before[s] if before[s] is not None else signal.SIG_DFL)
 
 
 @contextlib.contextmanager

@@ -46,14 +46,16 @@ MULTI30K_CARD = dict(  # what a model's card says of its data (`model_card`)
     citation='Elliott, Frank, Sima\'an and Specia, "Multi30K: Multilingual English-German Image Descriptions", 2016',
     terms="provided for non-commercial research and educational purposes",
 )
-train_multi30k = CorpusTrainer(load_multi30k, MULTI30K, about=MULTI30K_CARD)  # German→English unless the recipe says
+# German→English unless the recipe says
+train_multi30k = CorpusTrainer(load_multi30k, MULTI30K, about=MULTI30K_CARD)
 
 # %% ../nbs/09_multi30k.ipynb #8b41f002
 def evaluations(
     run: str | Path,  # a run directory
 ) -> pd.DataFrame:  # one row per evaluation, indexed by epoch: step, train_loss, val_loss, elapsed_s, ...
     "A run's evaluation lines from the `metrics.jsonl` it writes as it trains."
-    metrics = pd.read_json(Path(run) / "metrics.jsonl", lines=True, precise_float=True)  # the values as written
+    # the values as written
+    metrics = pd.read_json(Path(run) / "metrics.jsonl", lines=True, precise_float=True)
     return metrics[metrics.kind == "evaluation"].set_index("epoch")
 
 # %% ../nbs/09_multi30k.ipynb #35a10c84

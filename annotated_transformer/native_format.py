@@ -33,7 +33,8 @@ from .model import EncoderDecoder, TransformerConfig, build_model
 from .recipe import Recipe, saved_vocabularies, vocabulary_data
 
 # %% ../nbs/08c_model_directory.ipynb #53e2146d
-PRETRAINED_FORMAT = "annotated-transformer-model/1"  # config.json's "format": what this version writes and reads
+# config.json's "format": what this version writes and reads
+PRETRAINED_FORMAT = "annotated-transformer-model/1"
 
 
 def tied_names(state: dict[str, torch.Tensor]) -> dict[str, str]:  # a later name -> the first name of its tensor
@@ -313,7 +314,8 @@ def checked_model(
     return model
 
 # %% ../nbs/08c_model_directory.ipynb #b19236b3
-DESCRIPTION_FILES = ("config.json", "annotated_transformer.json")  # where the formats of this project describe a model
+# where the formats of this project describe a model
+DESCRIPTION_FILES = ("config.json", "annotated_transformer.json")
 
 
 def written_as(path: Path) -> str | None:
@@ -396,12 +398,14 @@ def read_description(
         raise ModelFileError(
             f"{path / name} lacks {', '.join(missing)}: it was cut short or altered. Copy the directory again."
         )
-    if "sha256" in config and config["sha256"] != description_sha256(config):  # (version 0.4's directories have none)
+    # (version 0.4's directories have none)
+    if "sha256" in config and config["sha256"] != description_sha256(config):
         raise ModelFileError(
             f"{path / name} was changed after it was written (its checksum no longer matches), so its model would not "
             "be the one trained: copy the directory again, or export it anew."
         )
-    config["model"] = asdict(checked_config(path / name, config["model"]))  # the defaults of what it leaves out, too
+    # the defaults of what it leaves out, too
+    config["model"] = asdict(checked_config(path / name, config["model"]))
     if config.get("vocabulary", "words") not in ("words", "bpe") or not isinstance(config.get("about", {}), dict):
         raise ModelFileError(f"{path / name} holds a vocabulary or provenance of no kind it has: it was altered.")
     bpe = {}

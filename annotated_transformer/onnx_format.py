@@ -118,7 +118,8 @@ _CLASSES = {
     "d": r"\p{Nd}",
     "s": r"\x85\xa0\u1680\u2028\u2029\u202f\u205f\u3000\t-\r\x1c-\x20\u2000-\u200a",
 }
-_SYNTAX = set("^$\\.*+?()[]{}|/")  # the only characters JS's `u` flag lets a backslash escape ("-" too, in a class)
+# the only characters JS's `u` flag lets a backslash escape ("-" too, in a class)
+_SYNTAX = set("^$\\.*+?()[]{}|/")
 _PIECE = re.compile(r"\\U([0-9a-fA-F]{8})|\\(.)|(\[\^?\]?|.)", re.S)
 
 
@@ -161,7 +162,8 @@ def tokenizer_rules(lang: str) -> dict:
     """spaCy's tokenizer for `lang`: JS regex sources of prefixes, suffixes and infixes (searched), of token_match and
     url_match (matched at the start; null when absent), and the special cases as {text: [token texts]}."""
     tokenizer = spacy.blank(lang).tokenizer
-    source = lambda method: method and js_regex(method.__self__.pattern)  # a compiled regex's bound method, or None
+    # a compiled regex's bound method, or None
+    source = lambda method: method and js_regex(method.__self__.pattern)
     return {
         "lang": lang,
         "prefix": source(tokenizer.prefix_search),
@@ -202,8 +204,10 @@ def _normalization(sp) -> dict:  # a character: its text, where sentencepiece's 
     table = {}
     for char, text in zip(chars, sp.normalize([f"a{char}b" for char in chars])):
         text = text.replace(SPACE_MARK, " ")[1:]  # its first space marks the start of the text
-        nfkc = re.sub(" +", " ", unicodedata.normalize("NFKC", f"a{char}b"))  # sentencepiece makes spaces single
-        if text != nfkc and text[:1] == "a" and text[-1:] == "b":  # the letters kept: the character's own text
+        # sentencepiece makes spaces single
+        nfkc = re.sub(" +", " ", unicodedata.normalize("NFKC", f"a{char}b"))
+        # the letters kept: the character's own text
+        if text != nfkc and text[:1] == "a" and text[-1:] == "b":
             table[char] = text[1:-1]
     return table
 
@@ -251,7 +255,8 @@ TRACING = {"dynamo": False} if "dynamo" in inspect.signature(torch.onnx.export).
 def _export_graph(model: EncoderDecoder, name: str, example: tuple, path: Path):
     "Trace one of `GRAPHS` on `example` and write it to `path`."
     module, inputs, outputs = GRAPHS[name]
-    with warnings.catch_warnings():  # the tracer's notes on shapes read as Python numbers: the tests below check them
+    # the tracer's notes on shapes read as Python numbers: the tests below check them
+    with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         torch.onnx.export(
             module(model).eval(),
@@ -293,7 +298,8 @@ def _no_advice(record: logging.LogRecord) -> bool:
 def _quantize(path: Path):
     "Replace the graph at `path` by one with 8-bit weights."
     quantization = optional_import("onnxruntime.quantization", "annotated-transformer[onnx]")
-    root = logging.getLogger()  # where it advises pre-processing, which fails on these graphs (their shapes vary)
+    # where it advises pre-processing, which fails on these graphs (their shapes vary)
+    root = logging.getLogger()
     root.addFilter(_no_advice)  # that one message is dropped; any other is said
     try:
         quantization.quantize_dynamic(path, path.with_suffix(".int8"), weight_type=quantization.QuantType.QInt8)
@@ -416,7 +422,8 @@ class OnnxTranslator(BaseTranslator):
         refusals = tuple(e for e in state.values() if isinstance(e, type) and issubclass(e, Exception))
         try:
             self.encoder, self.decoder = (onnxruntime.InferenceSession(str(path / name), options) for name in GRAPHS)
-        except refusals as e:  # e.g. weights outside the folder, an operator it lacks, a file an export deleted
+        except refusals as e:
+            # e.g. weights outside the folder, an operator it lacks, a file an export deleted
             raise ModelFileError(f"{path} holds a graph that onnxruntime refuses ({e}): {RELOAD_ADVICE}") from None
 
     def decode_batch(self, ids: list[list[int]], search: BeamSearch) -> list[list[str]]:

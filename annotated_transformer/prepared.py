@@ -33,7 +33,8 @@ from .errors import DataError, MissingFileError, ModelFileError, WriteError
 from .files import cache_dir, flush_to_disk, sha256
 
 # %% ../nbs/07c_prepared.ipynb #00579b70
-FORMAT = 2  # the layout's version: a change prepares every corpus again (2: the manifest lists each file's checksum)
+# the layout's version: a change prepares every corpus again (2: the manifest lists each file's checksum)
+FORMAT = 2
 MANIFEST = "corpus.json"  # what made a prepared corpus and what it holds, written last
 logger = logging.getLogger("annotated_transformer.prepared")  # named: a notebook's __name__ is __main__
 
@@ -61,7 +62,8 @@ class TokenIds:
     def __init__(self, folder: Path, name: str, dtype: np.dtype, vocab_size: int, length_dtype: np.dtype):
         self.ids = np.memmap(folder / f"{name}.bin", dtype, mode="r")  # (tokens,)
         self.offsets = np.memmap(folder / f"{name}.idx", np.int64, mode="r")  # (sentences + 1,)
-        self.lengths = np.memmap(folder / f"{name}.len", length_dtype, mode="r")  # (sentences,): what batching reads
+        # (sentences,): what batching reads
+        self.lengths = np.memmap(folder / f"{name}.len", length_dtype, mode="r")
         if not _fit(self.ids, self.offsets, self.lengths):
             raise ModelFileError(
                 _unusable(folder, f"{name}'s files do not fit together: one of them was cut short or changed")
@@ -143,7 +145,8 @@ class PreparedCorpus:
             self.splits = {split: PreparedSplit(folder, split, manifest) for split in manifest["pairs"]}
         except ModelFileError:
             raise
-        except (OSError, ValueError, KeyError, TypeError) as e:  # a file missing, cut short, or not what it should be
+        except (OSError, ValueError, KeyError, TypeError) as e:
+            # a file missing, cut short, or not what it should be
             raise ModelFileError(_unusable(folder, str(e))) from None
         self.folder = folder
 
@@ -167,7 +170,8 @@ def _changed_files(folder: Path, manifest: dict) -> str | None:
     if unlisted := sorted(needed - set(files)):
         return f"{MANIFEST} lists no checksum of {unlisted[0]}: it was changed"
     for name, digest in files.items():
-        if Path(name).name != name or sha256(folder / name) != digest:  # (a plain name: nothing outside is read)
+        # (a plain name: nothing outside is read)
+        if Path(name).name != name or sha256(folder / name) != digest:
             return f"{name} does not match its checksum in {MANIFEST}: it was changed"
     return None
 
@@ -199,7 +203,8 @@ def _write_split(
             sha.update("".join(f"{split}\t{s}\t{t}\n" for s, t in chunk).encode())
             *sides, n = encode_pairs(chunk, *text, max_len=max_len)
             for side, ids, file in zip(("src", "tgt"), sides, (src_file, tgt_file)):
-                file.write(np.fromiter(itertools.chain.from_iterable(ids), dtype).tobytes())  # (tofile: no errno)
+                # (tofile: no errno)
+                file.write(np.fromiter(itertools.chain.from_iterable(ids), dtype).tobytes())
                 lengths[side].append(np.fromiter(map(len, ids), np.uint32, len(ids)))
             read, dropped = read + len(chunk), dropped + n
     logger.info(f"Encoded the {split} split: {read:,} pairs in {time.perf_counter() - start:,.0f} s")
@@ -298,7 +303,8 @@ def prepared_corpus(
     return PreparedCorpus(folder)
 
 
-NO_ROOM = {errno.ENOSPC, errno.EDQUOT, errno.EROFS}  # what a write to the cache can meet that says nothing of the data
+# what a write to the cache can meet that says nothing of the data
+NO_ROOM = {errno.ENOSPC, errno.EDQUOT, errno.EROFS}
 
 
 def _prepare(folder: Path, write: Callable[[Path], object]):

@@ -275,7 +275,8 @@ def recipe_optimizer(
 ) -> tuple[torch.optim.Adam, torch.optim.lr_scheduler.LRScheduler]:
     "`paper_optimizer` for `recipe`: Eq. (3), scaled by `factor`, with a `cooldown` falling to 0 at the end; or a `BudgetSchedule`."
     optimizer, scheduler = paper_optimizer(model, recipe.d_model, recipe.factor, recipe.warmup)
-    end = min([n for n in (recipe.epochs * updates_per_epoch, recipe.steps) if n] or [0])  # the run's last update
+    # the run's last update
+    end = min([n for n in (recipe.epochs * updates_per_epoch, recipe.steps) if n] or [0])
     if recipe.schedule == "budget":
         peak = rate(recipe.warmup, recipe.d_model, recipe.factor, recipe.warmup)  # Eq. (3)'s
         return optimizer, BudgetSchedule(optimizer, peak, recipe.minutes, updates_per_epoch, recipe.warmup, end)

@@ -40,7 +40,6 @@ from annotated_transformer.checkpoints import (
 )
 from .cpu import use_cpu_speedups
 from .data import BPE_TRAINING, PairStream
-from .training import PAD
 from .errors import DataError, InputError, MissingFileError, ModelFileError, OutputInUseError
 from .fast_decoding import BeamSearch, search_config
 from .model import EncoderDecoder
@@ -68,7 +67,7 @@ from annotated_transformer.recipe import (
     vocabulary_data,
 )
 from .trainer import SINGLE, Hook, PlanReport, Processes, Trainer, TrainState, logger, over_budget
-from .training import LabelSmoothing, batch_loss
+from .training import PAD, LabelSmoothing, batch_loss
 
 # %% ../nbs/08b_runs.ipynb #07dd7ab6
 @torch.no_grad()
@@ -176,7 +175,8 @@ def run_recipe(
         )
     if start_over and resume:
         raise InputError("Resume the run in --out, or start over there: not both.")
-    held = run_files(out) if any(p.suffix == ".pt" for p in run_files(out)) else []  # no checkpoint: nothing to lose
+    # no checkpoint: nothing to lose
+    held = run_files(out) if any(p.suffix == ".pt" for p in run_files(out)) else []
     if not (resume or start_over) and held:
         raise OutputInUseError(
             f"{out} already holds a run ({', '.join(p.name for p in held[:3])}{', ...' if len(held) > 3 else ''}). "
@@ -219,10 +219,13 @@ def hold_run_dir(out: Path):
         ),
     )
     try:
-        for stale in [p for p in out.glob(".*.tmp") if p.is_file()]:  # what a crash cut short (`write_atomically`)
+        # what a crash cut short (`write_atomically`)
+        for stale in [p for p in out.glob(".*.tmp") if p.is_file()]:
             stale.unlink(missing_ok=True)  # no write of this run's is running
-        with contextlib.suppress(OSError):  # the holder's id, for that message (Windows may not let it be written)
-            fd = os.open(out / ".lock", os.O_WRONLY | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0))  # never a link
+        # the holder's id, for that message (Windows may not let it be written)
+        with contextlib.suppress(OSError):
+            # never a link
+            fd = os.open(out / ".lock", os.O_WRONLY | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0))
             with os.fdopen(fd, "w") as pid:
                 pid.write(str(os.getpid()))
         yield
@@ -285,7 +288,8 @@ class Snapshots(Hook):
         since = st.evals[-1]["step"] if st.evals else 0
         recent = [r for r in st.records if r["step"] > since]
         tokens = sum(r["tokens"] for r in recent)
-        train_loss = sum(r["loss"] * r["tokens"] for r in recent) / tokens if tokens else math.nan  # nan: no update
+        # nan: no update
+        train_loss = sum(r["loss"] * r["tokens"] for r in recent) / tokens if tokens else math.nan
         val_loss, elapsed = mean_loss(self.model, self.val_loader, self.autocast), st.records[-1]["elapsed_s"]
         where = f"epoch {st.epoch:3d}" if self.kind == "epoch" else f"step {st.step:7d}"
         logger.info(
@@ -303,7 +307,8 @@ class Snapshots(Hook):
 
     def at_end(self, st: TrainState) -> dict | None:  # on an interval, the last weights too, whatever ended the run
         since = st.evals[-1]["step"] if st.evals else 0
-        changed = st.step > since and not self.snapshot_path(st).exists()  # no update since the last snapshot: none
+        # no update since the last snapshot: none
+        changed = st.step > since and not self.snapshot_path(st).exists()
         return self.take(st) if self.kind == "step" and changed else None
 
     def after_update(self, st: TrainState) -> dict | None:  # each time training time passes a multiple of the interval
@@ -361,7 +366,8 @@ class Metrics(Hook):
             from torch.utils.tensorboard import SummaryWriter
 
             _quiet_board_threads()
-            self.board = SummaryWriter(path.parent / "tensorboard", purge_step=state.step + 1)  # hides later events
+            # hides later events
+            self.board = SummaryWriter(path.parent / "tensorboard", purge_step=state.step + 1)
         except ImportError:
             self.board = None
         except Exception as e:  # a full disk, say: metrics.jsonl says whether the run can go on
@@ -381,7 +387,8 @@ class Metrics(Hook):
             self.board = None
 
     def write_board(self, rows: list[dict]):
-        if self.board and not Path(self.board.log_dir).is_dir():  # deleted while the run trains: write it anew
+        # deleted while the run trains: write it anew
+        if self.board and not Path(self.board.log_dir).is_dir():
             with contextlib.suppress(Exception):
                 self.board.close()
             self.board = type(self.board)(self.board.log_dir)
@@ -389,7 +396,8 @@ class Metrics(Hook):
             for name, value in row.items():
                 if name not in ("kind", "step", "epoch") and isinstance(value, (int, float)):
                     self.board.add_scalar(f"{row['kind']}/{name}", value, row["step"])
-        if self.board:  # written now, by its thread, while the folder is known to be there (deleted, it fails there)
+        # written now, by its thread, while the folder is known to be there (deleted, it fails there)
+        if self.board:
             self.board.flush()
 
     def at_end(self, st: TrainState):
@@ -415,7 +423,8 @@ def open_run(
     processes: Processes,
 ) -> str:  # the run's id
     "Agree on the run's id, once every process has seen `out` as it was."
-    run_id = saved.get("run_id") if saved else processes.broadcast(uuid.uuid4().hex[:12])  # one id for the run
+    # one id for the run
+    run_id = saved.get("run_id") if saved else processes.broadcast(uuid.uuid4().hex[:12])
     processes.barrier()  # every process has seen `out` as it was, before any writes to it
     return run_id
 
@@ -478,7 +487,8 @@ def run_data(
     digest = corpus.manifest["pairs_sha256"]
     if saved and saved.get("pairs_sha256", digest) != digest:  # (checkpoints of older versions record none)
         raise DataError(OTHER_PAIRS)
-    if len(set(processes.gather((corpus.folder.name, digest)))) > 1:  # on several machines, each with its own cache
+    # on several machines, each with its own cache
+    if len(set(processes.gather((corpus.folder.name, digest)))) > 1:
         raise DataError(
             "The processes of this run prepared different corpora (their machines' caches hold other vocabularies): "
             "prepare it once into a folder every machine reads (ANNOTATED_TRANSFORMER_CACHE), then start the run."
@@ -486,7 +496,8 @@ def run_data(
     return ParallelData(*saved_vocabularies(corpus.vocabularies), corpus.splits, corpus.manifest["dropped"]), corpus
 
 # %% ../nbs/08b_runs.ipynb #5358aaec
-CHECKPOINTS = dict(minutes=10)  # when last.pt is written besides each epoch's end: by time, whatever the model's size
+# when last.pt is written besides each epoch's end: by time, whatever the model's size
+CHECKPOINTS = dict(minutes=10)
 
 
 def run_trainer(
@@ -574,13 +585,15 @@ def train_translator(
         model = translation_model(recipe, data).to(device)
         if recipe.cpu_speedups:
             use_cpu_speedups(model)  # nothing changes off the CPU
-        search = search_config(BeamSearch(alpha=recipe.alpha))  # §6.1's beam 4, the recipe's α: its models' search
+        # §6.1's beam 4, the recipe's α: its models' search
+        search = search_config(BeamSearch(alpha=recipe.alpha))
         trained_on = dict(pairs_sha256=corpus.manifest["pairs_sha256"], prepared=corpus.folder.name)
         extra = dict(recipe=asdict(recipe), search=search, run_id=run_id, **trained_on, **data.checkpoint_data())
         if about:
             extra["corpus"] = about
         trainer, state = run_trainer(out, recipe, data, model, extra, saved is not None, keep, processes, progress)
-        for path in old:  # every check of the new run has passed: the old run's files go (a link, not its target)
+        # every check of the new run has passed: the old run's files go (a link, not its target)
+        for path in old:
             path.unlink(missing_ok=True)
         processes.barrier()
         trainer.fit(state, recipe.epochs or None, recipe.steps or None, recipe.minutes or None)

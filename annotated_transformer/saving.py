@@ -78,15 +78,18 @@ def _check_out(out: Path, formats: tuple[Format, ...]):
     "Refuse an `out` that holds files no export wrote (a user's own README.md or config.json would be replaced)."
     if out.exists() and not out.is_dir():
         raise InputError(f"{out} is a file: write into a directory (new, empty, or one an export wrote).")
-    if out.suffix == ".pt":  # a directory there would shadow a run's own file: its last.pt, best.pt or snapshots
+    # a directory there would shadow a run's own file: its last.pt, best.pt or snapshots
+    if out.suffix == ".pt":
         raise InputError(
             f"{out} is named as a checkpoint (.pt), and a model directory is written there: name it otherwise."
         )
-    if not (above := next(p for p in out.absolute().parents if p.exists())).is_dir():  # the nearest that exists
+    # the nearest that exists
+    if not (above := next(p for p in out.absolute().parents if p.exists())).is_dir():
         raise InputError(f"{out} cannot be made: {above} is a file. Write into a directory.")
     files = sorted(p.name for p in out.iterdir()) if out.is_dir() else []
     if files and exported_files(out, formats) is None:
-        own = f" {formats[0].name}" if len(formats) == 1 else ""  # `save_pretrained` replaces its own format's alone
+        # `save_pretrained` replaces its own format's alone
+        own = f" {formats[0].name}" if len(formats) == 1 else ""
         also = f", or one a{own} export wrote" if own else ""
         raise InputError(
             f"{out} holds files no{own} export wrote ({', '.join(files[:5])}): write into a new or empty directory{also}."
@@ -117,7 +120,8 @@ def one_writer_at_a_time(out: Path):  # a model directory or a checkpoint; its p
     )
     try:
         yield
-    finally:  # no file left beside the user's: deleted while held, so that another export that opened it fails
+    finally:
+        # no file left beside the user's: deleted while held, so that another export that opened it fails
         with contextlib.suppress(OSError):  # (Windows keeps a locked file)
             Path(lock.lock_file).unlink()
         lock.release()
@@ -184,7 +188,8 @@ def copy_export(
             "the directory as it was exported. Open it without beam, alpha or allow_unk to copy it, or export the "
             "checkpoint with the search it should store (annotated-transformer export --beam, --alpha, --no-unk)."
         )
-    names = [n for n in sorted(exported_files(path, [format]) or ()) if (path / n).is_file()]  # (bpe.model: BPE alone)
+    # (bpe.model: BPE alone)
+    names = [n for n in sorted(exported_files(path, [format]) or ()) if (path / n).is_file()]
     files = [model_file(path, name) for name in names]  # inside the directory, no link out
 
     def write(new: Path):

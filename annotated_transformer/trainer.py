@@ -59,7 +59,8 @@ class Hook:
         return None  # once, when training stops
 
     def at_interrupt(self, state: TrainState) -> dict | None:
-        return None  # once, instead of `at_end`, when a stop was asked for (`stop_requests`): after the last update
+        # once, instead of `at_end`, when a stop was asked for (`stop_requests`): after the last update
+        return None
 
 # %% ../nbs/05d_trainer.ipynb #fcbff56b
 class Processes:
@@ -124,7 +125,8 @@ class AboveTheBar(logging.Handler):
         tqdm.write(text if record.levelno < logging.WARNING else f"warning: {text}")
 
 
-logger = logging.getLogger("annotated_transformer")  # the parent of the modules' loggers, `getLogger(__name__)`
+# the parent of the modules' loggers, `getLogger(__name__)`
+logger = logging.getLogger("annotated_transformer")
 
 
 @contextlib.contextmanager
@@ -148,7 +150,8 @@ def lines_shown(always: bool = False):  # True: a command's, whatever the progra
 class BudgetSchedule(torch.optim.lr_scheduler.LRScheduler):
     "A learning rate planned for the run's end: Eq. (3)'s warm-up, then a straight fall to 0 where the budget or `most` ends it."
 
-    SETTINGS = ("peak", "budget_s", "per_epoch", "warmup", "most")  # not taken from a checkpoint (`load_state_dict`)
+    # not taken from a checkpoint (`load_state_dict`)
+    SETTINGS = ("peak", "budget_s", "per_epoch", "warmup", "most")
 
     def __init__(
         self,
@@ -196,7 +199,8 @@ class BudgetSchedule(torch.optim.lr_scheduler.LRScheduler):
             fits = int((step + (self.budget_s - elapsed_s) / max(pace, 1e-9)) // self.per_epoch) * self.per_epoch
         end = min(max(fits, epoch_end), self.most or math.inf)
         if end != self.end and (self.fall is not None or step > self.warm(min(end, self.end))):
-            self.fall = (step, self.rate(step))  # past either plan's warm-up: the fall starts from the current rate
+            # past either plan's warm-up: the fall starts from the current rate
+            self.fall = (step, self.rate(step))
         self.end, self.pace = end, pace
         lr = self.rate(step)  # the next update's, under the new plan
         for group in self.optimizer.param_groups:
@@ -228,7 +232,8 @@ class Trainer:
         self.hooks, self.processes, self.progress = hooks, processes, progress
         self.net, self.device = processes.wrap(model), next(model.parameters()).device
         self.planned = isinstance(scheduler, BudgetSchedule)  # its plan ends the run
-        self.skips = "start" in inspect.signature(make_batches).parameters  # it skips, without making, what was trained
+        # it skips, without making, what was trained
+        self.skips = "start" in inspect.signature(make_batches).parameters
         # The run in progress, which `begin` sets: where it is, and its limits; its clock (the training time before it, a
         # resume's, and the counter at its start and at the last update); its updates per epoch (None: unknown); whether
         # it is out of time or asked to stop, and the signals that asked; its progress bar.
@@ -263,7 +268,8 @@ class Trainer:
             self.call("at_start")
             while not self.done():
                 self.train_epoch()
-            interrupted = self.stop and not self.finished()  # asked during the last update: the run ends as usual
+            # asked during the last update: the run ends as usual
+            interrupted = self.stop and not self.finished()
             self.call("at_interrupt" if interrupted else "at_end")
         if interrupted:
             self.processes.barrier()  # the main process has written what the hooks save
@@ -272,7 +278,8 @@ class Trainer:
 
     def train_epoch(self):
         "Train on the rest of the epoch in progress, to its end, or until `steps` are done."
-        st, counts = self.state, [0.0, 0, 0]  # summed loss, target tokens and sentence pairs of the update in progress
+        # summed loss, target tokens and sentence pairs of the update in progress
+        st, counts = self.state, [0.0, 0, 0]
         for i, batch in enumerate(self.rest_of_epoch(st.batch_in_epoch), st.batch_in_epoch):
             st.batch_in_epoch = i + 1
             counts = [c + n for c, n in zip(counts, self.forward_backward(batch.to(self.device)))]
@@ -324,7 +331,8 @@ class Trainer:
         st = self.state
         if st.batch_in_epoch == 0:
             raise DataError(f"Epoch {st.epoch} has no batches: there is nothing to train on.")
-        self.optimizer.zero_grad(set_to_none=True)  # an incomplete last accumulation is dropped, not carried over
+        # an incomplete last accumulation is dropped, not carried over
+        self.optimizer.zero_grad(set_to_none=True)
         st.epoch, st.batch_in_epoch = st.epoch + 1, 0
         self.call("after_epoch")
         self.over, self.stop = self.out_of_time(), self.stop_asked()
@@ -350,7 +358,8 @@ class Trainer:
     def out_of_time(self) -> bool:
         "At an epoch's end: would one more, as long as the mean epoch so far, end past `minutes`?"
         st = self.state
-        if self.planned or not (self.minutes and st.epoch and st.batch_in_epoch == 0):  # a plan has its own end
+        # a plan has its own end
+        if self.planned or not (self.minutes and st.epoch and st.batch_in_epoch == 0):
             return False
         elapsed = self.elapsed0 + time.perf_counter() - self.start
         return self.processes.broadcast(
@@ -404,9 +413,11 @@ class ClosedFormLabelSmoothing(LabelSmoothing):
         target: Tensor,  # (n,) token ids
     ) -> Tensor:  # scalar, float32: the summed loss, KL(smoothed_targets(target) || exp(x))
         eps, spread = self.eps_ls, self.eps_ls / (self.size - 2)
-        entropy_term = (1 - eps) * math.log(1 - eps) + (eps * math.log(spread) if eps > 0 else 0.0)  # sum of q log q
+        # sum of q log q
+        entropy_term = (1 - eps) * math.log(1 - eps) + (eps * math.log(spread) if eps > 0 else 0.0)
         x_correct = x.gather(1, target.unsqueeze(1)).squeeze(1).float()  # (n,)
-        x_others = x.sum(1, dtype=torch.float32) - x_correct - x[:, self.padding_idx].float()  # (n,) the wrong, non-pad
+        # (n,) the wrong, non-pad
+        x_others = x.sum(1, dtype=torch.float32) - x_correct - x[:, self.padding_idx].float()
         per_token = entropy_term - (1 - eps) * x_correct - spread * x_others  # sum q log q - sum q log p
         return per_token.masked_fill(target == self.padding_idx, 0.0).sum()
 

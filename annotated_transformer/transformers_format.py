@@ -145,9 +145,11 @@ def _check_marian(path: Path, model: dict):
     stored, ours = read_model_json(path, "config.json"), marian_config(TransformerConfig(**model)).to_dict()
     if not isinstance(stored, dict) or "auto_map" in stored or stored.get("model_type") != "marian":
         raise ModelFileError(f"{path / 'config.json'} is not MarianMT's (or names code of its own): it was altered.")
-    defaults = _transformers().MarianConfig().to_dict()  # what transformers reads where the file gives nothing
+    # what transformers reads where the file gives nothing
+    defaults = _transformers().MarianConfig().to_dict()
     rest = (ours.keys() | stored.keys()) - {*MARIAN_SIZES, *MARIAN_UNUSED}
-    settings = [*MARIAN_SIZES, *sorted(k for k in rest if not k.startswith("_"))]  # "_…": transformers' own notes
+    # "_…": transformers' own notes
+    settings = [*MARIAN_SIZES, *sorted(k for k in rest if not k.startswith("_"))]
     wrong = [k for k in settings if stored.get(k, defaults.get(k)) != ours.get(k, defaults.get(k))]
     if wrong:
         first = wrong[0]
@@ -160,7 +162,8 @@ def _check_marian(path: Path, model: dict):
             count = len(weights.keys())
     except SafetensorError as e:
         raise ModelFileError(f"{path / 'model.safetensors'} cannot be read ({e}): it was altered.") from None
-    check_memory(path, meta_model(path, TransformerConfig(**model), count))  # our model's size stands for MarianMT's
+    # our model's size stands for MarianMT's
+    check_memory(path, meta_model(path, TransformerConfig(**model), count))
 
 # %% ../nbs/10c_transformers.ipynb #5ab1b7b2
 def fast_tokenizer(bpe: BPETokenizer):  # a transformers.PreTrainedTokenizerFast
@@ -178,13 +181,15 @@ def fast_tokenizer(bpe: BPETokenizer):  # a transformers.PreTrainedTokenizerFast
     return fast(tokenizer_object=tokenizer, bos_token=bos, eos_token=eos, pad_token=pad, unk_token=unk)
 
 # %% ../nbs/10c_transformers.ipynb #f9bbbe8b
-HF_FORMAT = "annotated-transformer-transformers/1"  # our description's "format", beside transformers' own files
+# our description's "format", beside transformers' own files
+HF_FORMAT = "annotated-transformer-transformers/1"
 HF_DESCRIPTION = "annotated_transformer.json"
 HF_READS = (  # what transformers reads: to translate, then to tokenize as a user does
     *("config.json", "model.safetensors", "generation_config.json"),
     *("tokenizer.json", "tokenizer_config.json"),
 )
-HF_SEARCH = BeamSearch(4, 1.2)  # α for transformers' length penalty, log P / |Y|^α, chosen on validation (below)
+# α for transformers' length penalty, log P / |Y|^α, chosen on validation (below)
+HF_SEARCH = BeamSearch(4, 1.2)
 
 
 def generation_config(search: BeamSearch, max_length: int | None):  # a transformers.GenerationConfig
@@ -212,7 +217,8 @@ def export_transformers(
     model = transformers.MarianMTModel(marian_config(translator.model.config))
     state = {name: tensor.detach().float().cpu() for name, tensor in marian_state(translator.model).items()}
     missing, unexpected = model.load_state_dict(state, strict=False)
-    if unexpected or any("embed_positions" not in name for name in missing):  # the tables MarianMT computes itself
+    # the tables MarianMT computes itself
+    if unexpected or any("embed_positions" not in name for name in missing):
         raise RuntimeError(f"The mapping to MarianMT's names is incomplete: {missing=}, {unexpected=}.")
     model.generation_config = generation_config(search, min(translator.model.config.max_len, 512))
     model.save_pretrained(out)  # config.json, model.safetensors, generation_config.json
@@ -267,9 +273,11 @@ class TransformersTranslator(BaseTranslator):
         try:
             marian = _transformers().AutoModelForSeq2SeqLM.from_pretrained(path, trust_remote_code=False)
             self.model = marian.to(self.device).eval()
-        except (OSError, RuntimeError, ValueError, SafetensorError) as e:  # weights that do not fit; a file gone
+        except (OSError, RuntimeError, ValueError, SafetensorError) as e:
+            # weights that do not fit; a file gone
             raise ModelFileError(f"transformers could not load {path} ({e}): {RELOAD_ADVICE}") from None
-        self.model.generation_config = generation_config(GREEDY, max_length=None)  # each call gives its whole search
+        # each call gives its whole search
+        self.model.generation_config = generation_config(GREEDY, max_length=None)
 
     def decode_batch(self, ids: list[list[int]], search: BeamSearch) -> list[list[str]]:
         src = torch.tensor(ids, device=self.device)  # one length: no padding

@@ -29,7 +29,6 @@ from .batches import TokenBudgetSampler, collate
 from .checkpoints import average_checkpoints, read_checkpoint, snapshot_files
 from .cpu import int8_linears
 from .data import BPETokenizer, Tokenizer, Vocab
-from .training import BOS, EOS
 from .decoding import MAX_EXTRA
 from annotated_transformer.errors import (
     DataError,
@@ -52,7 +51,7 @@ from annotated_transformer.native_format import (
 )
 from .recipe import default_device
 from .saving import Format, copy_export, write_directory
-from .training import Batch
+from .training import BOS, EOS, Batch
 
 # %% ../nbs/08e_translation.ipynb #30971da2
 Search = Callable[
@@ -149,7 +148,8 @@ class BaseTranslator:
                 f"Sentence(s) {[i + 1 for i in too_long[:10]]} are too long for this model ({self.max_len} "
                 f"positions, including {self.growth} for the output to grow): split them into shorter sentences."
             )
-        kept = [i for i, s in enumerate(ids) if len(s) > 1]  # a sentence of no tokens (</s> alone) stays empty
+        # a sentence of no tokens (</s> alone) stays empty
+        kept = [i for i, s in enumerate(ids) if len(s) > 1]
         lengths = [len(ids[i]) for i in kept]
         batches = [
             [kept[j] for j in b] for b in TokenBudgetSampler(lengths, lengths, max_tokens, shuffle=False).batches(0)
@@ -364,7 +364,8 @@ def _write_lines(out: TextIO, numbered: list[tuple[int, str]]):
             if fd is None:
                 out.write(line)
                 out.flush()
-            else:  # straight to the system: Python 3.11's buffer reports a line torn by a full disk as written
+            else:
+                # straight to the system: Python 3.11's buffer reports a line torn by a full disk as written
                 data = memoryview(line.encode(out.encoding or "utf-8", out.errors or "strict"))
                 while data:
                     data = data[os.write(fd, data) :]

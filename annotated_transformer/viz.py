@@ -19,8 +19,8 @@ import torch
 from torch import Tensor
 
 from .attention import MultiHeadedAttention, subsequent_mask
-from .training import PAD
 from .model import EncoderDecoder
+from .training import PAD
 
 if TYPE_CHECKING:
     import altair as alt  # imported where a chart is drawn

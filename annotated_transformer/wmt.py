@@ -32,7 +32,8 @@ WMT14_FILES = {
     "val": "newstest2013",
     "test": "newstest2014",
 }  # split -> file stem, one file per language
-WMT14_HF_SPLITS = {"train": "train", "val": "validation", "test": "test"}  # split -> the Hugging Face dataset's split
+# split -> the Hugging Face dataset's split
+WMT14_HF_SPLITS = {"train": "train", "val": "validation", "test": "test"}
 WMT14_ADVICE = (
     "WMT 2014 needs, in one directory, train.en and train.de, newstest2013.en and newstest2013.de, "
     "newstest2014.en and newstest2014.de (gzipped or not; see the WMT notebook for how to make them). "
@@ -144,7 +145,8 @@ WMT14_CARD = dict(  # what a model's card says of its data (`model_card`)
     citation='Bojar et al., "Findings of the 2014 Workshop on Statistical Machine Translation", 2014',
     terms="those of each of its corpora (Europarl, News Commentary, Common Crawl)",
 )
-train_wmt14 = CorpusTrainer(wmt14_pairs, WMT14, wmt14_identity, about=WMT14_CARD)  # en→de unless the recipe says
+# en→de unless the recipe says
+train_wmt14 = CorpusTrainer(wmt14_pairs, WMT14, wmt14_identity, about=WMT14_CARD)
 
 # %% ../nbs/12a_wmt.ipynb #cdc85e4c
 def evaluate_wmt14(
