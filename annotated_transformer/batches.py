@@ -42,18 +42,24 @@ class TokenBudgetSampler(Sampler):
                 f"max_tokens={max_tokens} is smaller than the longest sentence ({self.lengths.max()} tokens): "
                 "raise max_tokens, or drop long sentences with a smaller max_len."
             )
-        self.max_tokens, self.shuffle, self.seed = max_tokens, shuffle, seed
-        self.epoch, self.start, self.count = 0, 0, None
+        self.max_tokens = max_tokens
+        self.shuffle = shuffle
+        self.seed = seed
+        self.epoch = 0
+        self.start = 0
+        self.count = None
 
     def set_epoch(self, epoch: int, start: int = 0):
         "Make the next iteration yield the batches of `epoch`, from its `start`-th on (a resumed run's)."
-        self.epoch, self.start = epoch, start
+        self.epoch = epoch
+        self.start = start
 
     def batches(self, epoch: int) -> list[np.ndarray]:
         "The batches of `epoch`: arrays of sentence indices, views of one array of the epoch's order."
         g = torch.Generator().manual_seed(self.seed * 1_000_003 + epoch)
         # the key: length, then source length
-        n, width = len(self.lengths), int(self.src_lengths.max(initial=0)) + 1
+        n = len(self.lengths)
+        width = int(self.src_lengths.max(initial=0)) + 1
         # half the memory
         narrow = np.int32 if width * (int(self.lengths.max(initial=0)) + 1) < 2**31 else np.int64
         order = torch.randperm(n, generator=g).numpy() if self.shuffle else np.arange(n)
@@ -71,7 +77,9 @@ class TokenBudgetSampler(Sampler):
 
     def starts(self, lengths: np.ndarray) -> list[int]:
         "Where each batch starts in `lengths`, sorted: a batch takes sentences while all of them, padded, fit."
-        starts, start, n = [], 0, len(lengths)
+        starts = []
+        start = 0
+        n = len(lengths)
         # sentences in a batch, if it ended at each of the next ones
         counts = np.arange(1, self.max_tokens + 1)
         while start < n:
@@ -102,7 +110,9 @@ def padding_fraction(
     *lengths: Sequence[int],  # tokens per sentence, one sequence per side (source, target)
 ) -> float:
     "The share of padding when each batch is padded to its longest sentence, on every side."
-    real, padded, sides = 0, 0, [np.asarray(side) for side in lengths]
+    real = 0
+    padded = 0
+    sides = [np.asarray(side) for side in lengths]
     for batch in batches:
         for side in sides:
             real += int(side[batch].sum())

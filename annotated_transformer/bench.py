@@ -85,7 +85,8 @@ def torch_transformer(config: TransformerConfig) -> EncoderDecoder:
     if not c.norm_first:
         theirs.encoder.norm = theirs.decoder.norm = None  # post-norm stacks end with a layer's norm
     model = build_model(c)
-    model.encoder, model.decoder = TorchEncoder(theirs.encoder), TorchDecoder(theirs.decoder)
+    model.encoder = TorchEncoder(theirs.encoder)
+    model.decoder = TorchDecoder(theirs.decoder)
     return model
 
 # %% ../nbs/15_performance.ipynb #b40995b5
@@ -129,7 +130,8 @@ def training_speed(
 
     model.train()
     step(batches[0])  # warm-up, untimed
-    tokens, rates = sum(b.ntokens for b in batches), []
+    tokens = sum(b.ntokens for b in batches)
+    rates = []
     for _ in range(repeats):
         _sync(device)
         start = time.perf_counter()
@@ -212,10 +214,12 @@ def training_flops(
     tgt_tokens: int,  # real (non-padding) tokens on each side
 ) -> int:  # model FLOPs of one training step: 6 per weight per token it acts on
     "The FLOPs of the weight products of a forward and backward pass over this many tokens."
-    d, N = config.d_model, config.N
+    d = config.d_model
+    N = config.N
     d_k, d_v = config.d_k or d // config.h, config.d_v or d // config.h
     # W^Q, W^K, W^V, W^O; two layers
-    attention, feed_forward = 2 * d * config.h * (d_k + d_v), 2 * d * config.d_ff
+    attention = 2 * d * config.h * (d_k + d_v)
+    feed_forward = 2 * d * config.d_ff
     # per source token: the encoder, and W^K, W^V of the decoder's source attention
     per_src = N * (attention + feed_forward) + N * attention // 2
     # per target token: the rest of the decoder, and the generator
@@ -238,7 +242,8 @@ def decoding_speeds(
 ) -> dict[str, float]:  # sentences per second of each search, the median of its repeats
     "How fast each search decodes every batch (the search alone: no tokenizing), their timed passes taken in turn."
     model.eval()
-    sentences, rates = sum(len(b.src) for b in batches), {name: [] for name in searches}
+    sentences = sum(len(b.src) for b in batches)
+    rates = {name: [] for name in searches}
     with torch.inference_mode():
         for search in searches.values():
             search(model, batches[0].src, batches[0].src_mask)  # warm-up, untimed
@@ -320,7 +325,8 @@ def _training_rows(name: str, config: TransformerConfig, batches: list[Batch], r
     for key, what in (("tokens/s", "target tokens/s"), ("peak MiB", "peak memory (MiB)")):
         ours, theirs = ([run[kind][key] for run in runs] for kind in ("ours", "nn.Transformer"))
         ratios = [a / b for a, b in zip(ours, theirs) if b]  # round by round
-        median, baseline = statistics.median(ours), statistics.median(theirs)
+        median = statistics.median(ours)
+        baseline = statistics.median(theirs)
         rows.append(_row(f"training, {name}: {what}", "ours", median, "nn.Transformer", baseline, ratios))
     return rows
 

@@ -254,16 +254,24 @@ class Checkpoints(Hook):
         processes: Processes = SINGLE,  # the run's processes: each process's random state is saved
         minutes: float = 0,  # also once this much training time has passed since the last (0: not by time)
     ):
-        self.path, self.model, self.optimizer, self.scheduler = Path(path), model, optimizer, scheduler
-        self.every, self.extra, self.processes, self.minutes = every, extra or {}, processes, minutes
-        self.unsaved, self.saved_at = False, None  # updates since the last checkpoint; its training time
+        self.path = Path(path)
+        self.model = model
+        self.optimizer = optimizer
+        self.scheduler = scheduler
+        self.every = every
+        self.extra = extra or {}
+        self.processes = processes
+        self.minutes = minutes
+        self.unsaved = False  # updates since the last checkpoint
+        self.saved_at = None  # its training time
 
     def save(self, state: TrainState):
         rng = self.processes.gather(rng_states())  # every process takes part; the main one writes
         if self.processes.is_main:
             rng = rng if len(rng) > 1 else rng[0]
             save_checkpoint(self.path, self.model, self.optimizer, self.scheduler, state, rng, **self.extra)
-        self.unsaved, self.saved_at = False, state.records[-1]["elapsed_s"] if state.records else 0.0
+        self.unsaved = False
+        self.saved_at = state.records[-1]["elapsed_s"] if state.records else 0.0
 
     def describe(self) -> str:
         "When it writes, and about how big a checkpoint is: the weights and Adam's two moments, in float32."

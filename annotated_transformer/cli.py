@@ -329,7 +329,9 @@ def _add_export(commands):
 # %% ../nbs/14_cli.ipynb #fea5ac2e
 def _average(args: argparse.Namespace, device: torch.device | None):
     "Write the best weights of a run on validation, the mean of its last --last snapshots, or of the files given; say where."
-    inputs, last, out = args.checkpoints, args.last, args.out
+    inputs = args.checkpoints
+    last = args.last
+    out = args.out
     run_dir = inputs[0] if len(inputs) == 1 and inputs[0].is_dir() else None
     if out is None and run_dir is None:
         raise InputError("Give --out: where to write the average of these files.")
@@ -354,7 +356,8 @@ def _choose_average(args: argparse.Namespace, run_dir: Path, out: Path, device: 
     score = lambda translator: _score(args, lambda: translator, split="val")[0]["sacrebleu"]
     saved, table = best_average(run_dir, score, device=device, search=search)
     write_checkpoint(out, saved)
-    chosen, words = table.score.idxmax(), formats.search_words(search)
+    chosen = table.score.idxmax()
+    words = formats.search_words(search)
     print(f"sacreBLEU on {args.source or 'val'} ({words}):\n{table.round(2).to_string()}")
     print(f"chose {chosen}: written to {out}; translate with: annotated-transformer translate --model {out}")
 
@@ -440,7 +443,8 @@ def _score(
     corpus = CORPORA[args.corpus]
     split = args.split or split or corpus.splits[-1]
     check_split(split, corpus.splits, args.corpus)  # before the model is loaded
-    model, held = open_model(), {corpus.recipe.src_lang, corpus.recipe.tgt_lang}
+    model = open_model()
+    held = {corpus.recipe.src_lang, corpus.recipe.tgt_lang}
     if not {model.src_tok.lang, model.tgt_tok.lang} <= held:
         raise InputError(
             f"{args.corpus} holds {' and '.join(sorted(held))} text, and this model translates {model.src_tok.lang}→"
@@ -468,7 +472,8 @@ def _evaluate(args: argparse.Namespace, device: torch.device | None):
 # %% ../nbs/14_cli.ipynb #d691e0a1
 def _export(args: argparse.Namespace, device: torch.device | None):
     "Write the model of a checkpoint or run as --format says, with its search; with --score, score the directory as written."
-    target, path = formats.FORMATS[args.format], formats.export_source(args.run)
+    target = formats.FORMATS[args.format]
+    path = formats.export_source(args.run)
     if args.alpha is not None and target.penalty != PAPER_PENALTY:
         raise InputError(
             f"--alpha is §6.1's length penalty, and a {target.name} directory stores an α for its engine's own "
@@ -476,7 +481,8 @@ def _export(args: argparse.Namespace, device: torch.device | None):
         )
     # the search it stores
     translator = Translator.from_checkpoint(path, device=device, **_search_settings(args))
-    about, note = formats.provenance(path), ""
+    about = formats.provenance(path)
+    note = ""
     out = formats.export(translator, args.out, args.format, args.quantization, about)
     searching = formats.search_words(formats.model_search(out), target.penalty)
     # the model as written (8-bit weights, another engine), with its stored search; then its card

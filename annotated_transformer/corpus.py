@@ -46,7 +46,8 @@ def iter_pairs(
         raise InputError(
             f"Give two files (the sentences, then their translations) or one tab-separated file, not {len(paths)}."
         )
-    bad, empty = [], []
+    bad = []
+    empty = []
     for n, line in enumerate(iter_lines(paths[0], allow_empty=True), 1):
         row = line.split("\t") if line.strip() else ["", ""]
         if len(row) != 2:
@@ -130,7 +131,8 @@ def hold_out(
 ) -> tuple[PairStream, list]:  # training pairs, validation pairs, each in the order of `pairs`
     "`size` pairs drawn at random, the same ones for the same pairs, for validation; the rest, less their copies, for training."
     _reread(pairs)
-    default, n = size is None, len(pairs) if isinstance(pairs, Sized) else sum(1 for _ in pairs)
+    default = size is None
+    n = len(pairs) if isinstance(pairs, Sized) else sum(1 for _ in pairs)
     size = min(VAL_SIZE, n // 10) if default else size
     if not 0 < size < n:
         fix = f"a --val-size from 1 to {n - 1}" if n > 1 else "more than one pair to train on"
@@ -164,7 +166,9 @@ def without_validation(
     _reread(pairs)
     seen = set(validation)
     training = PairStream(lambda: (p for p in pairs if p not in seen))
-    counted, copies, shared = 0, 0, set()
+    counted = 0
+    copies = 0
+    shared = set()
     for pair in pairs:
         counted += 1
         if pair in seen:

@@ -48,7 +48,9 @@ def keep_freed_memory() -> bool:  # whether the C library took the setting: True
         mallopt = ctypes.CDLL(None).mallopt  # the process's C library
     except (AttributeError, OSError, TypeError):
         return False  # not glibc (macOS, musl, Windows)
-    M_TRIM_THRESHOLD, M_MMAP_THRESHOLD = -1, -3  # from glibc's <malloc.h>
+    # from glibc's <malloc.h>
+    M_TRIM_THRESHOLD = -1
+    M_MMAP_THRESHOLD = -3
     # 1 GiB, 2 GiB
     return bool(mallopt(M_MMAP_THRESHOLD, 2**30)) and bool(mallopt(M_TRIM_THRESHOLD, 2**31 - 1))
 

@@ -62,14 +62,17 @@ def _ctranslate2():
 def ctranslate2_spec(translator: Translator):  # a ctranslate2.specs.TransformerSpec
     "The CTranslate2 spec of a translator's model and vocabularies, with the same weights."
     transformer_spec = _ctranslate2().specs.transformer_spec
-    model, c = translator.model, translator.model.config
+    model = translator.model
+    c = translator.model.config
     if (c.d_k or c.d_model // c.h) * c.h != c.d_model or (c.d_v or c.d_model // c.h) * c.h != c.d_model:
         raise InputError(f"CTranslate2 needs d_k = d_v = d_model / h; this model has d_k={c.d_k}, d_v={c.d_v}.")
     spec = transformer_spec.TransformerSpec.from_config(
         (c.N, c.N), c.h, pre_norm=c.norm_first, no_final_norm=not c.norm_first
     )
-    spec.config.layer_norm_epsilon, spec.config.add_source_eos = model.encoder.layers[0].sublayer[0].norm.eps, True
-    enc, dec = spec.encoder, spec.decoder
+    spec.config.layer_norm_epsilon = model.encoder.layers[0].sublayer[0].norm.eps
+    spec.config.add_source_eos = True
+    enc = spec.encoder
+    dec = spec.decoder
     enc.embeddings[0].weight, dec.embeddings.weight = (
         _array(model.src_embed[0].lut.weight),
         _array(model.tgt_embed[0].lut.weight),
@@ -85,7 +88,8 @@ def ctranslate2_spec(translator: Translator):  # a ctranslate2.specs.Transformer
         for norm_spec, sublayer in zip((s.self_attention, s.ffn), layer.sublayer):
             _norm(norm_spec.layer_norm, sublayer.norm)
     for s, layer in zip(dec.layer, model.decoder.layers):
-        a, b = layer.self_attn, layer.src_attn
+        a = layer.self_attn
+        b = layer.src_attn
         _linear(s.self_attention.linear[0], a.w_q, a.w_k, a.w_v)
         _linear(s.self_attention.linear[1], a.w_o)
         _linear(s.attention.linear[0], b.w_q)
@@ -181,7 +185,9 @@ class CT2Translator(BaseTranslator):
         max_len = config["model"]["max_len"]
         super().__init__(*checked_vocabularies(path, config), search=search, max_len=max_len, stored_in=Path(path))
         self.search = self.searching(beam, alpha, allow_unk)
-        device, self.path, ct2 = torch.device(device), Path(path), _ctranslate2()
+        device = torch.device(device)
+        self.path = Path(path)
+        ct2 = _ctranslate2()
         if device.type == "cuda" and not ct2.get_cuda_device_count():
             raise InputError(f"CTranslate2 sees no CUDA GPU here (--device {device}): use --device cpu.")
         try:

@@ -226,7 +226,8 @@ def multi30k_dir(
         if not Path(data_dir).is_dir():
             raise MissingFileError(f"{data_dir} is not a directory, so it holds no Multi30k files. {multi30k_ways()}")
         return Path(data_dir)
-    directory, url = cache_dir() / "multi30k", url or os.environ.get("MULTI30K_URL") or MULTI30K_URL
+    directory = cache_dir() / "multi30k"
+    url = url or os.environ.get("MULTI30K_URL") or MULTI30K_URL
     for name, expected in MULTI30K_SHA256.items():
         if (directory / name).is_file():
             continue
@@ -455,7 +456,8 @@ class BPETokenizer:
         model: bytes,  # a model from `train_bpe`
         lang: str,  # the language of the texts this tokenizer is used for
     ):
-        self.model, self.lang = model, lang
+        self.model = model
+        self.lang = lang
         self.sp = spm.SentencePieceProcessor(model_proto=model)
 
     def __call__(self, text: str) -> list[str]:

@@ -37,7 +37,10 @@ class ShardedBatches(Sampler):
         rank: int,
         world_size: int,
     ):
-        self.sampler, self.rank, self.world_size, self.start = sampler, rank, world_size, 0
+        self.sampler = sampler
+        self.rank = rank
+        self.world_size = world_size
+        self.start = 0
 
     def set_epoch(self, epoch: int, start: int = 0):  # from this process's `start`-th batch on
         self.sampler.set_epoch(epoch)
@@ -68,7 +71,10 @@ class DistributedProcesses(Processes):
     "The processes of a `torch.distributed` group, one device each, seen from one of them."
 
     def __init__(self, rank: int, world_size: int, device: torch.device, timeout_minutes: float = 30):
-        self.rank, self.world_size, self.device, self.timeout_minutes = rank, world_size, device, timeout_minutes
+        self.rank = rank
+        self.world_size = world_size
+        self.device = device
+        self.timeout_minutes = timeout_minutes
 
     def sum(self, values: Tensor) -> Tensor:
         values = values.to(self.device)  # NCCL reduces GPU tensors; gloo, CPU ones
@@ -114,7 +120,8 @@ def init_processes(
     world_size = int(os.environ.get("WORLD_SIZE", 1))
     if world_size == 1:
         return SINGLE
-    rank, local_rank = int(os.environ["RANK"]), int(os.environ.get("LOCAL_RANK", 0))
+    rank = int(os.environ["RANK"])
+    local_rank = int(os.environ.get("LOCAL_RANK", 0))
     if torch.cuda.is_available():
         device = torch.device("cuda", local_rank)
         torch.cuda.set_device(device)

@@ -92,7 +92,8 @@ def _allocation(error: BaseException) -> str | None:
     import torch  # here, not on import: `AnnotatedTransformerError` alone needs no PyTorch
 
     # its name in every PyTorch 2 (torch.OutOfMemoryError: 2.5 on)
-    text, gpu = str(error), torch.cuda.OutOfMemoryError
+    text = str(error)
+    gpu = torch.cuda.OutOfMemoryError
     if not (
         isinstance(error, MemoryError | gpu)
         or re.search("DefaultCPUAllocator|out of memory|failed to allocate", text, re.I)

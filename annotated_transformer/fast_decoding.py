@@ -35,7 +35,10 @@ class StepDecoder:
         *,
         incremental: bool = True,  # keep each layer's keys and values; False: recompute the prefix at every step
     ):
-        self.model, self.memory, self.src_mask, self.incremental = model, memory, src_mask, incremental
+        self.model = model
+        self.memory = memory
+        self.src_mask = src_mask
+        self.incremental = incremental
         layers = model.decoder.layers
         self.src_kv = [self._keys_values(layer.src_attn, memory) for layer in layers] if incremental else None
         self.self_kv = [None] * len(layers)  # per layer, (keys, values) of the prefix: (rows, h, t, d_k) each
@@ -112,7 +115,8 @@ class Beams:
     @classmethod
     def start(cls, limits: Tensor, k: int) -> "Beams":  # limits: (batch,) each sentence's most output tokens
         "Every sentence's beam at <s>, with one live hypothesis: the others start at -inf."
-        batch, device = limits.size(0), limits.device
+        batch = limits.size(0)
+        device = limits.device
         scores = torch.full((batch, k), -math.inf, device=device)
         scores[:, 0] = 0.0
         ys = torch.full((batch * k, 1), BOS, dtype=torch.long, device=device)  # (batch * k, 1)
@@ -298,8 +302,11 @@ def stored_search(
             f"{where} stores an α chosen for the length penalty {form}, and this engine applies {penalty}: "
             "export the model for this engine (annotated-transformer export --format)."
         )
-    beam, alpha = config.get("num_beams", 1), config.get("length_penalty", 1.0)  # transformers' defaults
-    extra, banned = config.get("max_new_tokens_past_source", MAX_EXTRA), config.get("bad_words_ids")
+    # transformers' defaults
+    beam = config.get("num_beams", 1)
+    alpha = config.get("length_penalty", 1.0)
+    extra = config.get("max_new_tokens_past_source", MAX_EXTRA)
+    banned = config.get("bad_words_ids")
     if (
         type(beam) is not int
         or type(alpha) not in (int, float)

@@ -130,7 +130,8 @@ def open_translator(
     int8: bool = False,  # a PyTorch model with 8-bit weights in its linear layers (`Translator.int8`), on the CPU
 ) -> BaseTranslator:
     "A translator for any kind of saved model, searching as it stores, with the settings given (not None) changed."
-    path, settings = Path(path), dict(beam=beam, alpha=alpha, allow_unk=allow_unk)
+    path = Path(path)
+    settings = dict(beam=beam, alpha=alpha, allow_unk=allow_unk)
     device = "cpu" if int8 and device is None else device
     if int8 and torch.device(device).type != "cpu":
         raise InputError(

@@ -39,7 +39,8 @@ PRETRAINED_FORMAT = "annotated-transformer-model/1"
 
 def tied_names(state: dict[str, torch.Tensor]) -> dict[str, str]:  # a later name -> the first name of its tensor
     "The names of a state dict that hold a tensor an earlier name holds already (tied weights)."
-    first, tied = {}, {}
+    first = {}
+    tied = {}
     for name, tensor in state.items():
         key = (tensor.untyped_storage().data_ptr(), tensor.storage_offset(), tuple(tensor.shape))
         if key in first:
@@ -131,7 +132,8 @@ def write_pretrained(
     "Write `translator` as a model directory: safetensors weights, its search, a JSON description with the vocabularies, a README."
     check_float(translator.model)
 
-    out, state = Path(out), translator.model.state_dict()
+    out = Path(out)
+    state = translator.model.state_dict()
     tied = tied_names(state)
     weights = {name: tensor.detach().cpu().contiguous() for name, tensor in state.items() if name not in tied}
     write_atomically(out / "model.safetensors", lambda p: (safetensors.torch.save_file(weights, str(p)), _shared(p)))
@@ -348,7 +350,9 @@ def checked_files(
 
 def text_kinds_hold(saved: dict) -> bool:
     "Whether a checkpoint's or description's languages are strings, its vocabularies lists of strings and its BPE bytes."
-    langs, vocabs, sides = saved["langs"], saved["vocabs"], ("src", "tgt")
+    langs = saved["langs"]
+    vocabs = saved["vocabs"]
+    sides = ("src", "tgt")
     if not (isinstance(langs, dict) and isinstance(vocabs, dict) and isinstance(saved.get("bpe") or b"", bytes)):
         return False
     return all(
@@ -476,7 +480,8 @@ def read_pretrained(
     path = Path(path)
     config = read_description(path)
     bpe = dict(bpe=config["bpe"]) if "bpe" in config else {}
-    state, search = _loaded_weights(path, config), search_config(directory_search(path, config))
+    state = _loaded_weights(path, config)
+    search = search_config(directory_search(path, config))
     return Checkpoint(
         model=state, config=config["model"], vocabs=config["vocabs"], langs=config["langs"], search=search, **bpe
     )
@@ -492,8 +497,10 @@ def card_metadata(
     library: str | None = None,  # the library that runs the directory, where it is not this project
 ) -> str:  # the YAML block that opens the card
     "A model card's metadata, as the Hugging Face Hub reads it: languages, task, library, licence, and the score."
-    about, langs = config.get("about", {}), config["langs"]
-    corpus, scores = about.get("corpus") or {}, about.get("scores")
+    about = config.get("about", {})
+    langs = config["langs"]
+    corpus = about.get("corpus") or {}
+    scores = about.get("scores")
     lines = [*_yaml_list("language", [langs["src"], langs["tgt"]]), "pipeline_tag: translation"]
     lines += _yaml_list("tags", ["translation", "annotated-transformer"])
     if library:
@@ -540,8 +547,11 @@ def model_card(
     library: str | None = None,  # the library that runs the directory, for the Hub; None: this project
 ) -> str:  # Markdown, with the Hugging Face Hub's metadata first
     "The README of a model directory: what the model is, how it was trained and on what, what it scored, how to use it."
-    m, about, langs = config["model"], config.get("about", {}), config["langs"]
-    scores, recipe = about.get("scores"), about.get("recipe")
+    m = config["model"]
+    about = config.get("about", {})
+    langs = config["langs"]
+    scores = about.get("scores")
+    recipe = about.get("recipe")
     scored = (
         f"**{scores['sacrebleu']:.1f} sacreBLEU** on {scores['split']} ({scores['search']}; `{scores['signature']}`)."
         if scores

@@ -128,7 +128,8 @@ def js_regex(pattern: str) -> str:
     \\u{1F600}; \\w, \\d, \\s (\\W, \\D, \\S outside a class) Unicode classes, \\b a lookaround on them; needless escapes
     (\\' \\!) lose their backslash; a "]" that is a character is escaped; a leading (?u) goes. The rest is kept as is,
     and JS refuses what it cannot read. (Python's $ also matches before a final newline: no text here ends in one.)"""
-    out, in_class = [], False
+    out = []
+    in_class = False
     for astral, escaped, char in _PIECE.findall(pattern.removeprefix("(?u)")):
         if astral:
             out.append(f"\\u{{{int(astral, 16):X}}}")
@@ -215,7 +216,8 @@ def _normalization(sp) -> dict:  # a character: its text, where sentencepiece's 
 def bpe_rules(bpe: BPETokenizer) -> dict:
     """A BPE for the browser's `bpe.js`: the pieces merges make, with their scores; the control pieces; the unknown
     piece and its text; whether it falls back to bytes; the characters whose normalisation is not NFKC's."""
-    sp, ids = bpe.sp, range(bpe.sp.get_piece_size())
+    sp = bpe.sp
+    ids = range(bpe.sp.get_piece_size())
     special = lambda i: sp.is_control(i) or sp.is_unknown(i) or sp.is_unused(i) or sp.is_byte(i)
     return {
         "pieces": {sp.id_to_piece(i): sp.get_score(i) for i in ids if not special(i)},
@@ -355,7 +357,8 @@ def export_onnx(
             "this format keeps each graph in one file, as a browser loads it. Export it with --format native, "
             "ctranslate2 or transformers, which hold a model of any size."
         )
-    out, model = Path(out), _web_model(translator.model)
+    out = Path(out)
+    model = _web_model(translator.model)
     out.mkdir(parents=True, exist_ok=True)
     graphs = _write_graphs(model, out, quantization)
     rules = json.dumps(text_rules(translator), ensure_ascii=False)
@@ -376,7 +379,9 @@ class OnnxSteps:
         memory: np.ndarray,  # (rows, S, d_model) the encoder's output, k rows per sentence
         src: np.ndarray,  # (rows, S) their source ids, for the padding mask
     ):
-        self.decoder, self.memory, self.src = decoder, memory, src
+        self.decoder = decoder
+        self.memory = memory
+        self.src = src
 
     def __call__(
         self, ys: torch.Tensor
@@ -405,7 +410,8 @@ class OnnxTranslator(BaseTranslator):
         onnxruntime = optional_import("onnxruntime", "annotated-transformer[onnx]")
         if torch.device(device).type != "cpu":
             raise InputError(f"An ONNX directory runs on the CPU here (onnxruntime's CPU package), not on {device}.")
-        path, options = Path(path), onnxruntime.SessionOptions()
+        path = Path(path)
+        options = onnxruntime.SessionOptions()
         config = read_description(path, format=ONNX_FORMAT, files=("text.json",))
         try:
             graphs = {name: config["graphs"][name]["sha256"] for name in GRAPHS}
@@ -417,7 +423,8 @@ class OnnxTranslator(BaseTranslator):
         search = directory_search(path, config)
         super().__init__(*checked_vocabularies(path, config), search=search, max_len=positions, stored_in=path)
         self.search = self.searching(beam, alpha, allow_unk)
-        options.intra_op_num_threads, self.path = threads, path
+        options.intra_op_num_threads = threads
+        self.path = path
         state = vars(onnxruntime.capi.onnxruntime_pybind11_state)  # where onnxruntime's errors are defined
         refusals = tuple(e for e in state.values() if isinstance(e, type) and issubclass(e, Exception))
         try:

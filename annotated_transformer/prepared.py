@@ -103,7 +103,8 @@ class PreparedSplit:
     "The pairs of one split as token ids on disk: pair `i` is (source ids, target ids), as `encode_pairs` made them."
 
     def __init__(self, folder: Path, split: str, manifest: dict):
-        dtype, pairs = np.dtype(manifest["dtype"]), manifest["pairs"][split]
+        dtype = np.dtype(manifest["dtype"])
+        pairs = manifest["pairs"][split]
         sizes = [len(manifest["vocabularies"]["vocabs"][side]) for side in ("src", "tgt")]
         self.src, self.tgt = (
             TokenIds(folder, f"{split}.{side}", dtype, size, np.dtype(manifest["length_types"][split][side]))
@@ -196,7 +197,9 @@ def _write_split(
 ) -> dict:
     "Encode `pairs` into the split's files; say how many were read, how many were over `max_len`, and the lengths' type."
     lengths = dict(src=[], tgt=[])
-    read, dropped, start = 0, 0, time.perf_counter()
+    read = 0
+    dropped = 0
+    start = time.perf_counter()
     with open(folder / f"{split}.src.bin", "wb") as src_file, open(folder / f"{split}.tgt.bin", "wb") as tgt_file:
         pairs = iter(pairs)
         while chunk := list(itertools.islice(pairs, CHUNK)):
@@ -229,7 +232,9 @@ def write_corpus(
 ):
     "Encode each split of a corpus into `folder`, with its vocabularies and, last, its manifest."
     src_tok, tgt_tok, src_vocab, tgt_vocab = text
-    sha, written, dtype = hashlib.sha256(), {}, id_type(max(len(src_vocab), len(tgt_vocab)))
+    sha = hashlib.sha256()
+    written = {}
+    dtype = id_type(max(len(src_vocab), len(tgt_vocab)))
     for split in sorted(splits):  # the order `pairs_sha256` digests them in
         limit = max_len if split == "train" else None
         written[split] = _write_split(folder, split, read(split), text, dtype, limit, sha)
@@ -311,7 +316,8 @@ def _prepare(folder: Path, write: Callable[[Path], object]):
     "Run `write` into a staging folder, put its files on the disk, then rename it to `folder`; else leave nothing."
     for stale in folder.parent.glob(f".{folder.name}.*.tmp"):  # what a killed preparation left
         shutil.rmtree(stale, ignore_errors=True)
-    staging, start = folder.parent / f".{folder.name}.{uuid.uuid4().hex[:8]}.tmp", time.perf_counter()
+    staging = folder.parent / f".{folder.name}.{uuid.uuid4().hex[:8]}.tmp"
+    start = time.perf_counter()
     staging.mkdir()
     logger.info(f"Preparing the corpus once, into {folder} (a run on the same data and vocabulary finds it) ...")
     try:

@@ -214,7 +214,8 @@ def vocabulary_data(
 
 def saved_vocabularies(saved: dict) -> tuple:  # source and target tokenizer, source and target vocabulary
     "The tokenizers and vocabularies a checkpoint holds, as `vocabulary_data` stored them."
-    langs, vocabs = saved["langs"], saved["vocabs"]
+    langs = saved["langs"]
+    vocabs = saved["vocabs"]
     make = (lambda lang: BPETokenizer(saved["bpe"], lang)) if saved.get("bpe") else Tokenizer
     return make(langs["src"]), make(langs["tgt"]), Vocab(vocabs["src"]), Vocab(vocabs["tgt"])
 
@@ -242,11 +243,14 @@ def prepare_data(
 ) -> ParallelData:
     "Learn the vocabularies from the training split (unless `saved` has them) and encode every split."
     text = saved_vocabularies(saved) if saved else learn_vocabularies(recipe, pairs["train"])
-    splits, dropped, total = {}, 0, sum(map(len, pairs.values()))
+    splits = {}
+    dropped = 0
+    total = sum(map(len, pairs.values()))
     with preparing(f"Encoding {total:,} pairs as token ids", total):
         for split, split_pairs in pairs.items():
             src, tgt, n = encode_pairs(split_pairs, *text, max_len=recipe.max_len if split == "train" else None)
-            splits[split], dropped = (src, tgt), dropped + n
+            splits[split] = (src, tgt)
+            dropped = dropped + n
     return ParallelData(*text, splits, dropped)
 
 

@@ -78,8 +78,10 @@ def mean_loss(
 ) -> float:  # cross-entropy per target token
     "The model's cross-entropy per token on every batch of `loader`, in eval mode."
     model.eval()
-    device, criterion = next(model.parameters()).device, LabelSmoothing(model.generator.proj.out_features, PAD, 0.0)
-    total, tokens = 0.0, 0
+    device = next(model.parameters()).device
+    criterion = LabelSmoothing(model.generator.proj.out_features, PAD, 0.0)
+    total = 0.0
+    tokens = 0
     for batch in loader:
         batch = batch.to(device)
         with torch.autocast(device.type, dtype=autocast, enabled=autocast is not None):
@@ -278,8 +280,14 @@ class Snapshots(Hook):
         extra: dict,  # `Checkpoint` keys every snapshot carries: vocabularies, run id
         keep: int,
     ):
-        self.out, self.recipe, self.model, self.val_loader, self.autocast = out, recipe, model, val_loader, autocast
-        self.extra, self.keep, self.kind = extra, keep, "step" if recipe.snapshot_minutes else "epoch"
+        self.out = out
+        self.recipe = recipe
+        self.model = model
+        self.val_loader = val_loader
+        self.autocast = autocast
+        self.extra = extra
+        self.keep = keep
+        self.kind = "step" if recipe.snapshot_minutes else "epoch"
 
     def snapshot_path(self, st: TrainState) -> Path:
         return self.out / (f"epoch_{st.epoch:02d}.pt" if self.kind == "epoch" else f"step_{st.step:07d}.pt")
@@ -290,7 +298,8 @@ class Snapshots(Hook):
         tokens = sum(r["tokens"] for r in recent)
         # nan: no update
         train_loss = sum(r["loss"] * r["tokens"] for r in recent) / tokens if tokens else math.nan
-        val_loss, elapsed = mean_loss(self.model, self.val_loader, self.autocast), st.records[-1]["elapsed_s"]
+        val_loss = mean_loss(self.model, self.val_loader, self.autocast)
+        elapsed = st.records[-1]["elapsed_s"]
         where = f"epoch {st.epoch:3d}" if self.kind == "epoch" else f"step {st.step:7d}"
         logger.info(
             f"{where}  train loss {train_loss:.3f}  val loss {val_loss:.3f}  val ppl {math.exp(val_loss):6.2f}  {elapsed / 60:5.1f} min"
@@ -314,7 +323,8 @@ class Snapshots(Hook):
     def after_update(self, st: TrainState) -> dict | None:  # each time training time passes a multiple of the interval
         if self.kind == "epoch":
             return None
-        interval, times = self.recipe.snapshot_minutes * 60, [r["elapsed_s"] for r in st.records[-2:]]
+        interval = self.recipe.snapshot_minutes * 60
+        times = [r["elapsed_s"] for r in st.records[-2:]]
         crossed = times[-1] // interval > (times[0] // interval if len(times) == 2 else 0)
         return self.take(st) if crossed else None
 
@@ -361,7 +371,8 @@ class Metrics(Hook):
                 line for line in (_metric_lines(path) if state.step else []) if json.loads(line)["step"] <= state.step
             ]
             write_atomically(path, lambda p: p.write_text("".join(line + "\n" for line in kept)))
-        self.path, self.written = path, len(state.evals)  # the evaluations already in the file
+        self.path = path
+        self.written = len(state.evals)  # the evaluations already in the file
         try:  # TensorBoard's event files too, where it is installed (an optional extra)
             from torch.utils.tensorboard import SummaryWriter
 
@@ -512,7 +523,8 @@ def run_trainer(
     progress: bool,
 ) -> tuple[Trainer, TrainState]:  # the trainer, and the state it starts from
     "The run's trainer with its hooks (the main process's writes files), and where it starts; the main process says so."
-    device, main = next(model.parameters()).device, processes.is_main
+    device = next(model.parameters()).device
+    main = processes.is_main
     loader = processes.shard(data.splits["train"].loader(recipe.max_tokens, shuffle=True, seed=recipe.seed))
     optimizer, scheduler = recipe_optimizer(model, recipe, len(loader) // recipe.accum)
     rank = (processes.rank, processes.world_size)
@@ -573,7 +585,8 @@ def train_translator(
     about: dict | None = None,  # what the corpus is, for a model's card: see `CorpusTrainer`
 ) -> TrainState:  # the finished run: `records` per update, `evals` per snapshot
     "Train a Transformer following `recipe` on the corpus `load_split` reads, prepared once (`run_corpus`), with checkpoints in `out`."
-    out, device = Path(out), device or processes.device or default_device()
+    out = Path(out)
+    device = device or processes.device or default_device()
     recipe, saved = run_recipe(out, recipe, resume, start_over)  # checked before `out` is touched
     langs = (recipe.src_lang, recipe.tgt_lang)
     source = PairSource(lambda split: load_split(split, *langs), identity and identity(*langs))

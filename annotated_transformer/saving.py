@@ -133,7 +133,8 @@ def write_directory(
     formats: Iterable[Format],  # the formats whose earlier exports in `out` it may replace
 ) -> Path:  # `out`
     "Write a model directory at `out` with `write`: into a new directory, moved to `out` once it is whole."
-    out, formats = Path(out), tuple(formats)
+    out = Path(out)
+    formats = tuple(formats)
     _check_out(out, formats)  # before any folder is made; again below, once no other writer can write there
     at = out if out.is_dir() else out.absolute().parent  # on the file system of `out`: moved by renaming
     made = [folder for folder in (at, *at.parents) if not folder.exists()]  # deepest first

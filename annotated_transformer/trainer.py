@@ -66,7 +66,8 @@ class Hook:
 class Processes:
     "The processes that train one model together; this one is a single process, which needs no communication."
 
-    rank, world_size = 0, 1
+    rank = 0
+    world_size = 1
     device: torch.device | None = None  # the device a process trains on; None: the caller decides
 
     @property
@@ -135,7 +136,9 @@ def lines_shown(always: bool = False):  # True: a command's, whatever the progra
     if not always and (logger.handlers or logger.level or logging.getLogger().handlers):
         yield  # the program's own handlers, or its level, decide
         return
-    handler, level, propagate = AboveTheBar(), logger.level, logger.propagate
+    handler = AboveTheBar()
+    level = logger.level
+    propagate = logger.propagate
     logger.addHandler(handler)
     logger.setLevel(logging.INFO)
     logger.propagate = not always  # a command's lines go to its output alone
@@ -166,7 +169,11 @@ class BudgetSchedule(torch.optim.lr_scheduler.LRScheduler):
             raise InputError(f"A budget is planned in epochs of at least one update, not {per_epoch}: lower accum.")
         if not (minutes or most):
             raise InputError("A plan needs an end: give a time budget (minutes) or the updates the run allows (most).")
-        self.peak, self.budget_s, self.per_epoch, self.warmup, self.most = peak, minutes * 60, per_epoch, warmup, most
+        self.peak = peak
+        self.budget_s = minutes * 60
+        self.per_epoch = per_epoch
+        self.warmup = warmup
+        self.most = most
         self.end = most or per_epoch  # the planned number of updates; `plan` revises it from the pace
         self.fall = None  # (update, rate): where the fall to 0 at `end` starts, once a revision has moved it
         self.pace = None  # seconds per update, as last measured
@@ -201,7 +208,8 @@ class BudgetSchedule(torch.optim.lr_scheduler.LRScheduler):
         if end != self.end and (self.fall is not None or step > self.warm(min(end, self.end))):
             # past either plan's warm-up: the fall starts from the current rate
             self.fall = (step, self.rate(step))
-        self.end, self.pace = end, pace
+        self.end = end
+        self.pace = pace
         lr = self.rate(step)  # the next update's, under the new plan
         for group in self.optimizer.param_groups:
             group["lr"] = lr
@@ -227,28 +235,47 @@ class Trainer:
         processes: Processes = SINGLE,  # with others (distributed training): each calls `fit`
         progress: bool = True,  # show a progress bar
     ):
-        self.model, self.make_batches, self.criterion = model, make_batches, criterion
-        self.optimizer, self.scheduler, self.accum_iter, self.autocast = optimizer, scheduler, accum_iter, autocast
-        self.hooks, self.processes, self.progress = hooks, processes, progress
-        self.net, self.device = processes.wrap(model), next(model.parameters()).device
+        self.model = model
+        self.make_batches = make_batches
+        self.criterion = criterion
+        self.optimizer = optimizer
+        self.scheduler = scheduler
+        self.accum_iter = accum_iter
+        self.autocast = autocast
+        self.hooks = hooks
+        self.processes = processes
+        self.progress = progress
+        self.net = processes.wrap(model)
+        self.device = next(model.parameters()).device
         self.planned = isinstance(scheduler, BudgetSchedule)  # its plan ends the run
         # it skips, without making, what was trained
         self.skips = "start" in inspect.signature(make_batches).parameters
         # The run in progress, which `begin` sets: where it is, and its limits; its clock (the training time before it, a
         # resume's, and the counter at its start and at the last update); its updates per epoch (None: unknown); whether
         # it is out of time or asked to stop, and the signals that asked; its progress bar.
-        self.state, self.epochs, self.steps, self.minutes = TrainState(), None, None, None
+        self.state = TrainState()
+        self.epochs = None
+        self.steps = None
+        self.minutes = None
         self.elapsed0 = self.start = self.last = 0.0
-        self.per_epoch, self.over, self.stop, self.asked, self.bar = None, False, False, [], None
+        self.per_epoch = None
+        self.over = False
+        self.stop = False
+        self.asked = []
+        self.bar = None
 
     def begin(self, state: TrainState | None, epochs: int | None, steps: int | None, minutes: float | None):
         "Set up the run `fit` starts: its state and limits, its clock, and the updates per epoch (None: unknown)."
         if not (epochs or steps):
             raise InputError("Say how long to train: give epochs, steps, or both.")
-        self.state, self.epochs, self.steps, self.minutes = state or TrainState(), epochs, steps, minutes
+        self.state = state or TrainState()
+        self.epochs = epochs
+        self.steps = steps
+        self.minutes = minutes
         self.elapsed0 = self.state.records[-1]["elapsed_s"] if self.state.records else 0.0
         self.start = self.last = time.perf_counter()
-        self.over, self.stop = self.out_of_time(), False
+        self.over = self.out_of_time()
+        self.stop = False
         batches = self.make_batches(self.state.epoch)
         self.per_epoch = len(batches) // self.accum_iter if hasattr(batches, "__len__") else None
 
@@ -279,7 +306,8 @@ class Trainer:
     def train_epoch(self):
         "Train on the rest of the epoch in progress, to its end, or until `steps` are done."
         # summed loss, target tokens and sentence pairs of the update in progress
-        st, counts = self.state, [0.0, 0, 0]
+        st = self.state
+        counts = [0.0, 0, 0]
         for i, batch in enumerate(self.rest_of_epoch(st.batch_in_epoch), st.batch_in_epoch):
             st.batch_in_epoch = i + 1
             counts = [c + n for c, n in zip(counts, self.forward_backward(batch.to(self.device)))]
@@ -311,7 +339,8 @@ class Trainer:
         loss, tokens, pairs = counts
         summed = torch.cat([loss.double().reshape(1), loss.new_tensor([tokens, pairs], dtype=torch.float64)])
         loss, tokens, pairs = self.processes.sum(summed).tolist()  # all processes', read once per update
-        lr, now = update(self.optimizer, self.scheduler), time.perf_counter()
+        lr = update(self.optimizer, self.scheduler)
+        now = time.perf_counter()
         st.step, st.samples, st.tokens = st.step + 1, st.samples + int(pairs), st.tokens + int(tokens)
         seconds, self.last = now - self.last, now
         row = dict(step=st.step, epoch=st.epoch, loss=loss / max(tokens, 1), lr=lr, tokens=int(tokens))
@@ -335,7 +364,8 @@ class Trainer:
         self.optimizer.zero_grad(set_to_none=True)
         st.epoch, st.batch_in_epoch = st.epoch + 1, 0
         self.call("after_epoch")
-        self.over, self.stop = self.out_of_time(), self.stop_asked()
+        self.over = self.out_of_time()
+        self.stop = self.stop_asked()
 
     def done(self) -> bool:
         "Whether the run is over: finished, or asked to stop."
@@ -368,7 +398,8 @@ class Trainer:
 
     def forecast(self) -> tuple[int | None, float | None, str]:  # updates, seconds per update, what ends the run
         "The updates the run will make, as far as it can tell now: the plan's, or the fewest that `epochs`, `steps` or `minutes` allow."
-        st, per_epoch = self.state, self.per_epoch
+        st = self.state
+        per_epoch = self.per_epoch
         pace = recent_pace(st.records, per_epoch or 100) if st.records else None
         if self.planned:
             plan = self.scheduler
@@ -393,7 +424,8 @@ class Trainer:
 
     def replan(self):
         "Plan the `BudgetSchedule` again, at the pace of the last epoch's updates; the main process's clock decides."
-        now, pace = self.state.records[-1], recent_pace(self.state.records, self.scheduler.per_epoch)
+        now = self.state.records[-1]
+        pace = recent_pace(self.state.records, self.scheduler.per_epoch)
         self.scheduler.plan(*self.processes.broadcast((now["step"], now["elapsed_s"], pace)))
 
     def call(self, seam: str):  # a `Hook` method's name: "at_start", "after_update", ...
@@ -412,7 +444,8 @@ class ClosedFormLabelSmoothing(LabelSmoothing):
         x: Tensor,  # (n, size) log-probabilities, of any float dtype
         target: Tensor,  # (n,) token ids
     ) -> Tensor:  # scalar, float32: the summed loss, KL(smoothed_targets(target) || exp(x))
-        eps, spread = self.eps_ls, self.eps_ls / (self.size - 2)
+        eps = self.eps_ls
+        spread = self.eps_ls / (self.size - 2)
         # sum of q log q
         entropy_term = (1 - eps) * math.log(1 - eps) + (eps * math.log(spread) if eps > 0 else 0.0)
         x_correct = x.gather(1, target.unsqueeze(1)).squeeze(1).float()  # (n,)
@@ -426,7 +459,11 @@ class PlanReport(Hook):
     "A training hook that prints the `trainer`'s forecast: once `probe` updates give a pace, then after each epoch that changes it."
 
     def __init__(self, trainer: Trainer, probe: int = 20, intro: str = ""):  # `intro`: said first
-        self.trainer, self.probe, self.intro, self.said, self.first = trainer, probe, intro, None, None
+        self.trainer = trainer
+        self.probe = probe
+        self.intro = intro
+        self.said = None
+        self.first = None
 
     def at_start(self, st: TrainState):
         if self.intro:
@@ -442,10 +479,12 @@ class PlanReport(Hook):
             logger.info(self.line(st, "plan now"))
 
     def line(self, st: TrainState, what: str) -> str:
-        (end, pace, why), per_epoch = self.trainer.forecast(), self.trainer.per_epoch
+        end, pace, why = self.trainer.forecast()
+        per_epoch = self.trainer.per_epoch
         if end is None:
             return f"{what}: {pace:.2f} s an update; the run's length is not known"
-        self.said, left = end, (end - st.step) * pace
+        self.said = end
+        left = (end - st.step) * pace
         ends = datetime.datetime.now() + datetime.timedelta(seconds=left)
         whole = per_epoch and end % per_epoch == 0
         epochs = (

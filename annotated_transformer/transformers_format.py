@@ -70,7 +70,9 @@ def sines_first(d_model: int) -> Tensor:  # (d_model,) indices into our width
 
 def marian_state(model: EncoderDecoder) -> dict[str, Tensor]:
     "Our weights under MarianMT's names, every axis of width d_model reordered by `sines_first`."
-    c, ours, theirs = model.config, model.state_dict(), {}
+    c = model.config
+    ours = model.state_dict()
+    theirs = {}
     order = sines_first(c.d_model)
 
     def linear(name: str, to: str, reads_width: bool):  # a layer that reads the model's width, or writes it
@@ -142,7 +144,8 @@ MARIAN_UNUSED = (  # MarianMT's settings that change no translation: training's,
 
 def _check_marian(path: Path, model: dict):
     "Refuse a config.json not MarianMT's, or not its description's model in a setting that matters, or too large to build."
-    stored, ours = read_model_json(path, "config.json"), marian_config(TransformerConfig(**model)).to_dict()
+    stored = read_model_json(path, "config.json")
+    ours = marian_config(TransformerConfig(**model)).to_dict()
     if not isinstance(stored, dict) or "auto_map" in stored or stored.get("model_type") != "marian":
         raise ModelFileError(f"{path / 'config.json'} is not MarianMT's (or names code of its own): it was altered.")
     # what transformers reads where the file gives nothing
@@ -213,7 +216,8 @@ def export_transformers(
 
     _refuse_unmappable(translator)
     search = replace(translator.search, alpha=alpha)
-    out, transformers = Path(out), _transformers()
+    out = Path(out)
+    transformers = _transformers()
     model = transformers.MarianMTModel(marian_config(translator.model.config))
     state = {name: tensor.detach().float().cpu() for name, tensor in marian_state(translator.model).items()}
     missing, unexpected = model.load_state_dict(state, strict=False)
@@ -269,7 +273,8 @@ class TransformersTranslator(BaseTranslator):
         max_len = config["model"]["max_len"]
         super().__init__(*checked_vocabularies(path, config), search=search, max_len=max_len, stored_in=path)
         self.search = self.searching(beam, alpha, allow_unk)
-        self.path, self.device = path, torch.device(device)
+        self.path = path
+        self.device = torch.device(device)
         try:
             marian = _transformers().AutoModelForSeq2SeqLM.from_pretrained(path, trust_remote_code=False)
             self.model = marian.to(self.device).eval()

@@ -77,7 +77,10 @@ class BaseTranslator:
         max_len: int,  # positions the model takes
         stored_in: Path | None = None,  # the model file `search` was read from, named if the model cannot run it
     ):
-        self.src_tok, self.tgt_tok, self.src_vocab, self.tgt_vocab = src_tok, tgt_tok, src_vocab, tgt_vocab
+        self.src_tok = src_tok
+        self.tgt_tok = tgt_tok
+        self.src_vocab = src_vocab
+        self.tgt_vocab = tgt_vocab
         self.max_len = max_len
         self._search = self.checked(search, stored_in)
 
@@ -173,7 +176,9 @@ class BaseTranslator:
         progress: bool = False,
     ) -> list[str]:  # their translations, in the same order
         "Translations of `sentences`, decoded in batches of similar length; an empty one stays empty."
-        search, ids, outputs = self.searching(beam, alpha, allow_unk), self.encode(sentences), [""] * len(sentences)
+        search = self.searching(beam, alpha, allow_unk)
+        ids = self.encode(sentences)
+        outputs = [""] * len(sentences)
         for batch in tqdm(self.length_batches(ids, max_tokens), desc="translate", unit="batch", disable=not progress):
             for i, tokens in zip(batch, self.decode_batch([ids[i] for i in batch], search)):
                 outputs[i] = self.tgt_tok.detokenize(tokens)
@@ -287,7 +292,8 @@ Translator.format = NATIVE
 # %% ../nbs/08e_translation.ipynb #b37d5366
 def _line_problems(translator: BaseTranslator, numbered: list[tuple[int, bytes]]) -> tuple[dict, dict]:
     "The texts of the lines to translate, and what is wrong with the others, both by line number; empty lines in neither."
-    texts, problems = {}, {}
+    texts = {}
+    problems = {}
     for n, raw in numbered:
         try:
             text = raw.decode("utf-8").rstrip("\r\n")
@@ -313,7 +319,9 @@ def translate_stream(
     "Translate `lines` to `out` a chunk at a time; empty lines stay empty; a bad line is named by its number."
     if on_error not in ("stop", "skip"):
         raise InputError(f'on_error is "stop" or "skip", not {on_error!r}.')
-    numbered, skipped, written = enumerate(lines, 1), 0, 0
+    numbered = enumerate(lines, 1)
+    skipped = 0
+    written = 0
     with stop_requests() as asked:  # Ctrl-C or SIGTERM: stop after the chunk in progress is written
         try:
             while not asked and (block := list(itertools.islice(numbered, chunk))):
@@ -333,7 +341,8 @@ def _translate_block(
     texts, problems = _line_problems(translator, block)
     stop = min(problems) if problems and on_error == "stop" else None
     if stop:  # translate and write what comes before the bad line, then stop
-        block, texts = [(n, r) for n, r in block if n < stop], {n: t for n, t in texts.items() if n < stop}
+        block = [(n, r) for n, r in block if n < stop]
+        texts = {n: t for n, t in texts.items() if n < stop}
     translated = dict(zip(texts, translator.translate(list(texts.values()), max_tokens=max_tokens) if texts else []))
     _write_lines(out, [(n, translated.get(n, "") + "\n") for n, _ in block])
     if stop:
@@ -479,7 +488,8 @@ def best_average(
     if not last:
         raise MissingFileError(f"{run} holds no last.pt and no weight snapshots: there are no weights to choose from.")
     means = {f"mean of the last {k}": snapshots[-k:] for k in range(2, min(most, len(snapshots)) + 1)}
-    rows, best = [], None
+    rows = []
+    best = None
     for name, paths in {last[0].name: last, **means}.items():
         saved = average_checkpoints(paths)  # of one file: its weights alone
         value = score(Translator.from_saved(paths[-1], saved, device, search))

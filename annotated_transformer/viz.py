@@ -44,7 +44,8 @@ def _storing_attention(model: EncoderDecoder):
         yield
     finally:
         for m, fused in modules.items():
-            m.fused, m.attn = fused, None
+            m.fused = fused
+            m.attn = None
 
 
 @torch.no_grad()
@@ -55,7 +56,8 @@ def attention_weights(
 ) -> dict[str, Tensor]:  # kind -> (N, h, T_q, T_k)
     "The attention weights of every layer and head, by kind, for one sentence pair."
     model.eval()
-    src_mask, tgt_mask = (src != PAD).unsqueeze(-2), subsequent_mask(tgt.size(1)).to(src.device)
+    src_mask = (src != PAD).unsqueeze(-2)
+    tgt_mask = subsequent_mask(tgt.size(1)).to(src.device)
     with _storing_attention(model):
         model(src, tgt, src_mask, tgt_mask)
         return {
@@ -149,15 +151,20 @@ PALETTE = {  # fills close to the paper's figures
     "softmax": "#cdebc9",
     "plain": "#ffffff",
 }
-_INK, _CODE_INK = "#222", "#1d4f91"  # lines and labels; the names of the code
+_INK = "#222"  # lines and labels
+_CODE_INK = "#1d4f91"  # the names of the code
 
 
 class Drawing:
     "An SVG figure built part by part: boxes that name the code implementing them and link to it, arrows, text."
 
     def __init__(self, width: int, height: int, title: str, key: str):
-        self.width, self.height, self.title, self.key = width, height, title, key  # key: unique ids per page
-        self.under, self.parts = [], []  # frames, drawn first; everything else
+        self.width = width
+        self.height = height
+        self.title = title
+        self.key = key  # unique ids per page
+        self.under = []  # frames, drawn first
+        self.parts = []  # everything else
 
     def text(self, x: float, y: float, text: str, code: bool = False, anchor: str = "middle", size: float = 0):
         style = (
@@ -181,7 +188,8 @@ class Drawing:
         h: float = 40,
         copies: int = 1,  # >1: drawn as a pile, for parts that run once per head
     ):
-        start, x = len(self.parts), cx - w / 2
+        start = len(self.parts)
+        x = cx - w / 2
         for i in reversed(range(copies)):
             self.parts.append(
                 f'<rect x="{x + 6 * i}" y="{y - 6 * i}" width="{w}" height="{h}" rx="6" fill="{PALETTE[fill]}" '
@@ -262,7 +270,9 @@ def _embedding(d: Drawing, cx: float, label: str, caption: str, side: int):
     "An embedding, the positional encoding added to it, and the input's caption under it; `side`: -1 left, 1 right."
     d.text(cx, 838, caption).arrow((cx, 824), (cx, 800))
     d.box(cx, 760, label, "Embeddings", "model.html#embeddings", "embedding").arrow((cx, 760), (cx, 740)).add(cx, 730)
-    x, anchor, start = cx + side * 22, "start" if side > 0 else "end", len(d.parts)
+    x = cx + side * 22
+    anchor = "start" if side > 0 else "end"
+    start = len(d.parts)
     d.text(x, 726, "Positional Encoding", anchor=anchor, size=12).text(
         x, 740, "PositionalEncoding", code=True, anchor=anchor
     )
