@@ -126,7 +126,12 @@ def collate(
 ) -> Batch:
     "Pad a batch's sentences to its longest and build the `Batch`."
     padded = (
-        pad_sequence([torch.as_tensor(s) for s in side], batch_first=True, padding_value=pad) for side in zip(*pairs)
+        pad_sequence(
+            [torch.as_tensor(s) for s in side],
+            batch_first=True,
+            padding_value=pad,
+        )
+        for side in zip(*pairs)
     )
     return Batch(*padded, pad)  # source (batch, longest source), target (batch, longest target)
 

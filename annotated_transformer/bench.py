@@ -49,7 +49,11 @@ class TorchEncoder(nn.Module):
         super().__init__()
         self.stack = stack
 
-    def forward(self, x: Tensor, mask: Tensor) -> Tensor:  # (batch, T, d_model), (batch, 1, T) True = may attend
+    def forward(
+        self,
+        x: Tensor,
+        mask: Tensor,
+    ) -> Tensor:  # (batch, T, d_model), (batch, 1, T) True = may attend
         return self.stack(x, src_key_padding_mask=~mask[:, 0])  # PyTorch's: True = padding
 
 # %% ../nbs/15_performance.ipynb #2a5681d4
@@ -81,7 +85,16 @@ class TorchDecoder(nn.Module):
 def torch_transformer(config: TransformerConfig) -> EncoderDecoder:
     "`build_model(config)` with PyTorch's `nn.Transformer` stacks in place of ours."
     c = config
-    theirs = nn.Transformer(c.d_model, c.h, c.N, c.N, c.d_ff, c.dropout, batch_first=True, norm_first=c.norm_first)
+    theirs = nn.Transformer(
+        c.d_model,
+        c.h,
+        c.N,
+        c.N,
+        c.d_ff,
+        c.dropout,
+        batch_first=True,
+        norm_first=c.norm_first,
+    )
     if not c.norm_first:
         theirs.encoder.norm = theirs.decoder.norm = None  # post-norm stacks end with a layer's norm
     model = build_model(c)
@@ -310,7 +323,13 @@ def _row(
 MAX_SPREAD = 0.15
 
 
-def _steady_training(kind: str, config: TransformerConfig, batches: list[Batch], tries: int = 3, **kw) -> dict:
+def _steady_training(
+    kind: str,
+    config: TransformerConfig,
+    batches: list[Batch],
+    tries: int = 3,
+    **kw,
+) -> dict:
     "`measure_training`, taken again (`tries` times at most) while its passes differ by more than `MAX_SPREAD`: the steadiest."
     runs = [measure_training(kind, config, batches, **kw)]
     while runs[-1]["spread"] > MAX_SPREAD and len(runs) < tries:
@@ -318,7 +337,13 @@ def _steady_training(kind: str, config: TransformerConfig, batches: list[Batch],
     return min(runs, key=lambda run: run["spread"])
 
 
-def _training_rows(name: str, config: TransformerConfig, batches: list[Batch], rounds: int = 3, **kw) -> list[dict]:
+def _training_rows(
+    name: str,
+    config: TransformerConfig,
+    batches: list[Batch],
+    rounds: int = 3,
+    **kw,
+) -> list[dict]:
     "Training speed and memory, ours against `nn.Transformer`, in turn `rounds` times; `kw`: `measure_training`'s."
     runs = [{k: _steady_training(k, config, batches, **kw) for k in ("ours", "nn.Transformer")} for _ in range(rounds)]
     rows = []
@@ -479,7 +504,12 @@ def main(argv: list[str] | None = None) -> int:  # the exit status: 2 after an e
     parser.add_argument("--threads", type=int, help="CPU threads (default: PyTorch's)")
     parser.add_argument("--repeats", type=int, default=3, help="timed passes per measurement")
     parser.add_argument("--batches", type=int, default=4, help="training batches per pass")
-    parser.add_argument("--rounds", type=int, default=3, help="training comparisons, each model in a fresh process")
+    parser.add_argument(
+        "--rounds",
+        type=int,
+        default=3,
+        help="training comparisons, each model in a fresh process",
+    )
     parser.add_argument("--device", default="cpu", help="cpu or cuda")
     parser.add_argument(
         "--precision",

@@ -403,7 +403,11 @@ def average_checkpoints(
             "no common path, and their mean translates nothing. Average the snapshots of one run."
         )
     rest = {k: v for k, v in saved[-1].items() if k not in TRAINING_STATE}
-    return dict(rest, model=average_state_dicts([s["model"] for s in saved]), averaged=[str(p) for p in paths])
+    return dict(
+        rest,
+        model=average_state_dicts([s["model"] for s in saved]),
+        averaged=[str(p) for p in paths],
+    )
 
 # %% ../nbs/05e_checkpoints.ipynb #6f199c1c
 def check_average_out(
@@ -412,6 +416,10 @@ def check_average_out(
 ):
     "Refuse, before any work, to write an average over one of its inputs, a run's snapshot or the checkpoint a run resumes from."
     if out.resolve() in {Path(p).resolve() for p in inputs} or out.stem.split("_")[0] in SNAPSHOT_KINDS:
-        raise InputError(f"--out {out} is a checkpoint to average, or named as a run's snapshot: choose another file.")
+        raise InputError(
+            f"--out {out} is a checkpoint to average, or named as a run's snapshot: choose another file.",
+        )
     if out.name == "last.pt" or out.is_file() and TRAINING_STATE & read_checkpoint(out, mmap=True).keys():
-        raise InputError(f"--out {out} is where a run keeps the checkpoint it resumes from: choose another file.")
+        raise InputError(
+            f"--out {out} is where a run keeps the checkpoint it resumes from: choose another file.",
+        )

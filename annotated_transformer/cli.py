@@ -111,7 +111,10 @@ def _at_least_one(text: str) -> int:
 def _add_device_option(command: argparse._ActionsContainer, torchrun: bool = False):
     "--device, checked by `named_device` when the command runs; `torchrun`: the command also runs under torchrun."
     under_torchrun = "; under torchrun, the process's own" if torchrun else ""
-    command.add_argument("--device", help=f"e.g. cpu or cuda:0 (default: a GPU if there is one{under_torchrun})")
+    command.add_argument(
+        "--device",
+        help=f"e.g. cpu or cuda:0 (default: a GPU if there is one{under_torchrun})",
+    )
 
 
 def _add_progress_option(command: argparse.ArgumentParser, note: str = ""):
@@ -124,7 +127,12 @@ def _add_test_set_options(
 ):
     "The test set a command scores on, for `purpose`: a --split of a --corpus (its files in --data-dir), or your own files."
     tested = [name for name, corpus in CORPORA.items() if corpus.splits]
-    command.add_argument("--corpus", default="multi30k", choices=tested, help=f"{purpose} (default: %(default)s)")
+    command.add_argument(
+        "--corpus",
+        default="multi30k",
+        choices=tested,
+        help=f"{purpose} (default: %(default)s)",
+    )
     command.add_argument("--data-dir", type=_path, help="the corpus's files (default: as for training)")
     command.add_argument(
         "--split",
@@ -137,7 +145,11 @@ def _add_test_set_options(
         help="instead of a split, your own test set: its source sentences, a sentence a line (plain, or .gz), "
         "or one tab-separated file of sentences and references",
     )
-    command.add_argument("--reference", type=_path, help="with --source: the reference translations, line for line")
+    command.add_argument(
+        "--reference",
+        type=_path,
+        help="with --source: the reference translations, line for line",
+    )
 
 
 def _model_command(commands, name: str, help: str, description: str) -> argparse.ArgumentParser:
@@ -157,8 +169,16 @@ def _model_command(commands, name: str, help: str, description: str) -> argparse
 
 def _add_search_options(group: argparse._ActionsContainer):
     "--beam, --alpha and --unk/--no-unk: the search (§6.1), each by default the model's own."
-    group.add_argument("--beam", type=int, help="beam size; 1 is greedy decoding (default: the model's own, 4)")
-    group.add_argument("--alpha", type=float, help="length penalty α (default: the model's own, its recipe's)")
+    group.add_argument(
+        "--beam",
+        type=int,
+        help="beam size; 1 is greedy decoding (default: the model's own, 4)",
+    )
+    group.add_argument(
+        "--alpha",
+        type=float,
+        help="length penalty α (default: the model's own, its recipe's)",
+    )
     group.add_argument(
         "--unk",
         action=argparse.BooleanOptionalAction,
@@ -200,7 +220,12 @@ def _add_train_corpus(tasks, name: str, corpus: Corpus):
         description=f"Train a translator: {corpus.about}. Checkpoints go to --out every 10 minutes of training, "
         "after each epoch and with every weight snapshot; --resume continues an interrupted run from there.",
     )
-    p.add_argument("--out", type=_path, default=Path("runs") / name, help="checkpoint directory (default: %(default)s)")
+    p.add_argument(
+        "--out",
+        type=_path,
+        default=Path("runs") / name,
+        help="checkpoint directory (default: %(default)s)",
+    )
     _add_data_options(p, corpus)
     p.add_argument(
         "--resume",
@@ -210,8 +235,17 @@ def _add_train_corpus(tasks, name: str, corpus: Corpus):
     )
     _add_device_option(p, torchrun=True)
     _add_progress_option(p, " (the snapshot lines are printed anyway)")
-    p.add_argument("--start-over", action="store_true", help="delete the files of a run in --out, and begin anew")
-    p.add_argument("--keep", type=_at_least_one, default=5, help="newest weight snapshots kept (default: %(default)s)")
+    p.add_argument(
+        "--start-over",
+        action="store_true",
+        help="delete the files of a run in --out, and begin anew",
+    )
+    p.add_argument(
+        "--keep",
+        type=_at_least_one,
+        default=5,
+        help="newest weight snapshots kept (default: %(default)s)",
+    )
     p.add_argument(
         "--process-timeout",
         type=float,
@@ -238,7 +272,11 @@ def _add_prepare(commands):
     )
     tasks = prepare.add_subparsers(dest="task", required=True, metavar="CORPUS")
     for name, corpus in CORPORA.items():
-        p = tasks.add_parser(name, help=corpus.about, description=f"Prepare {corpus.about}, as `train {name}` would.")
+        p = tasks.add_parser(
+            name,
+            help=corpus.about,
+            description=f"Prepare {corpus.about}, as `train {name}` would.",
+        )
         _add_data_options(p, corpus)
         _add_recipe_options(p, corpus)
 
@@ -252,7 +290,12 @@ def _add_translate(commands):
         description="Translate standard input to standard output, one sentence a line, in batches. "
         "An empty line gives an empty line, so the output stays aligned with the input.",
     )
-    p.add_argument("--max-tokens", type=int, default=4000, help="source tokens per batch (default: %(default)s)")
+    p.add_argument(
+        "--max-tokens",
+        type=int,
+        default=4000,
+        help="source tokens per batch (default: %(default)s)",
+    )
     p.add_argument(
         "--on-error",
         choices=("stop", "skip"),
@@ -289,8 +332,16 @@ def _add_average(commands):
     p.add_argument(
         "checkpoints", type=_path, nargs="+", metavar="RUN_OR_CHECKPOINT", help="a run directory, or checkpoint files"
     )
-    p.add_argument("--last", type=int, help="the mean of a run's last K snapshots, without choosing (default: choose)")
-    p.add_argument("--out", type=_path, help="the checkpoint to write (default: best.pt or average_K.pt in the run)")
+    p.add_argument(
+        "--last",
+        type=int,
+        help="the mean of a run's last K snapshots, without choosing (default: choose)",
+    )
+    p.add_argument(
+        "--out",
+        type=_path,
+        help="the checkpoint to write (default: best.pt or average_K.pt in the run)",
+    )
     _add_device_option(p)
     _add_test_set_options(p, "the corpus to choose on", split="the validation set: val, or newstest2013")
     _add_search_options(p.add_argument_group("without --last, the search to choose with"))
@@ -350,7 +401,9 @@ def _average(args: argparse.Namespace, device: torch.device | None):
 def _choose_average(args: argparse.Namespace, run_dir: Path, out: Path, device: torch.device | None):
     "Write the run's last weights or the mean of its last 2 to 5 snapshots, whichever scores best on validation."
     if args.split not in (None, "val"):
-        raise InputError(f"average chooses on validation (--split val), not on {args.split}: that must stay a test.")
+        raise InputError(
+            f"average chooses on validation (--split val), not on {args.split}: that must stay a test.",
+        )
     check_average_out(out, [run_dir / "last.pt", *snapshot_files(run_dir)])
     search = changed_search(formats.model_search(formats.export_source(run_dir)), **_search_settings(args))
     score = lambda translator: _score(args, lambda: translator, split="val")[0]["sacrebleu"]
@@ -432,7 +485,10 @@ def _score(
                 "Score either a split of the corpus (--split) or your own files (--source, with --reference unless "
                 "the source is one tab-separated file of sentences and references)."
             )
-        pairs = read_pairs([args.source, args.reference] if args.reference else [args.source], drop_empty=False)
+        pairs = read_pairs(
+            [args.source, args.reference] if args.reference else [args.source],
+            drop_empty=False,
+        )
         if pairs and all(source == reference for source, reference in pairs):
             raise InputError(
                 f"Each reference is its own source sentence ({args.source}, {args.reference or 'its second column'}): "
@@ -456,7 +512,9 @@ def _score(
 def _evaluate(args: argparse.Namespace, device: torch.device | None):
     "Score the model on a split of the corpus, or on the files given (--source, --reference), and print the scores."
     if args.hypotheses and args.hypotheses.resolve() in {Path(p).resolve() for p in (args.source, args.reference) if p}:
-        raise InputError(f"--hypotheses {args.hypotheses} is a file to score, which it would replace: give another.")
+        raise InputError(
+            f"--hypotheses {args.hypotheses} is a file to score, which it would replace: give another.",
+        )
     scores, outputs = _score(args, lambda: _open_model(args, device))
     if args.hypotheses:
         text = "\n".join(outputs.hypothesis) + "\n"

@@ -155,7 +155,9 @@ def hold_out(
 def _reread(pairs: Iterable):
     "Refuse pairs that can be read only once (an iterator): holding out reads them again."
     if iter(pairs) is pairs:
-        raise InputError("Give the pairs as a list or a PairStream, which can be read more than once, not an iterator.")
+        raise InputError(
+            "Give the pairs as a list or a PairStream, which can be read more than once, not an iterator.",
+        )
 
 
 def without_validation(
@@ -229,7 +231,10 @@ def corpus_source(
         _two_texts(files)
     splits = functools.cache(lambda: corpus_pairs(train, val, val_size))
     files = files_sha256([*train, *(val or [])])
-    return PairSource(lambda split: splits()[split], corpus_key(files=files, val=val is not None, val_size=val_size))
+    return PairSource(
+        lambda split: splits()[split],
+        corpus_key(files=files, val=val is not None, val_size=val_size),
+    )
 
 # %% ../nbs/12b_corpus.ipynb #2f846caf
 def new_corpus_recipe(

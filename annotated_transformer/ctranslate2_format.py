@@ -65,7 +65,9 @@ def ctranslate2_spec(translator: Translator):  # a ctranslate2.specs.Transformer
     model = translator.model
     c = translator.model.config
     if (c.d_k or c.d_model // c.h) * c.h != c.d_model or (c.d_v or c.d_model // c.h) * c.h != c.d_model:
-        raise InputError(f"CTranslate2 needs d_k = d_v = d_model / h; this model has d_k={c.d_k}, d_v={c.d_v}.")
+        raise InputError(
+            f"CTranslate2 needs d_k = d_v = d_model / h; this model has d_k={c.d_k}, d_v={c.d_v}.",
+        )
     spec = transformer_spec.TransformerSpec.from_config(
         (c.N, c.N), c.h, pre_norm=c.norm_first, no_final_norm=not c.norm_first
     )
@@ -183,7 +185,12 @@ class CT2Translator(BaseTranslator):
         )  # and the BPE model, for a BPE vocabulary
         search = directory_search(Path(path), config)
         max_len = config["model"]["max_len"]
-        super().__init__(*checked_vocabularies(path, config), search=search, max_len=max_len, stored_in=Path(path))
+        super().__init__(
+            *checked_vocabularies(path, config),
+            search=search,
+            max_len=max_len,
+            stored_in=Path(path),
+        )
         self.search = self.searching(beam, alpha, allow_unk)
         device = torch.device(device)
         self.path = Path(path)

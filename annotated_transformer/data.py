@@ -130,7 +130,11 @@ class Vocab:
     def save(self, path: str | Path):
         "Write the tokens, in id order, as a JSON list."
         write_atomically(
-            path, lambda p: p.write_text(json.dumps(self.itos, ensure_ascii=False, indent=0), encoding="utf-8")
+            path,
+            lambda p: p.write_text(
+                json.dumps(self.itos, ensure_ascii=False, indent=0),
+                encoding="utf-8",
+            ),
         )
 
     @classmethod
@@ -224,7 +228,9 @@ def multi30k_dir(
         data_dir = os.environ["MULTI30K_DIR"]
     if data_dir is not None:
         if not Path(data_dir).is_dir():
-            raise MissingFileError(f"{data_dir} is not a directory, so it holds no Multi30k files. {multi30k_ways()}")
+            raise MissingFileError(
+                f"{data_dir} is not a directory, so it holds no Multi30k files. {multi30k_ways()}",
+            )
         return Path(data_dir)
     directory = cache_dir() / "multi30k"
     url = url or os.environ.get("MULTI30K_URL") or MULTI30K_URL
@@ -247,7 +253,9 @@ def iter_lines(
     "The lines of a UTF-8 text file as they are read, checked: no undecodable bytes and, unless allowed, no empty lines."
     path = Path(path)
     if path.is_dir():
-        raise DataError(f"{path} is a directory: give a text file, a sentence a line (plain, or gzipped as .gz).")
+        raise DataError(
+            f"{path} is a directory: give a text file, a sentence a line (plain, or gzipped as .gz).",
+        )
     if expected_sha256:
         verify(path, expected_sha256)
     empty = []
@@ -424,7 +432,10 @@ def train_bpe(
         raise DataError("The train split holds no sentence pairs: there is no text to learn a BPE from.")
     model = io.BytesIO()
     ids = dict(bos=BOS, eos=EOS, pad=PAD, unk=UNK)
-    specials = {**{f"{k}_id": i for k, i in ids.items()}, **{f"{k}_piece": SPECIALS[i] for k, i in ids.items()}}
+    specials = {
+        **{f"{k}_id": i for k, i in ids.items()},
+        **{f"{k}_piece": SPECIALS[i] for k, i in ids.items()},
+    }
     with tempfile.TemporaryDirectory() as folder:
         words = Path(folder) / "words.tsv"  # a word and its count a line: sentencepiece's "tsv" input
         words.write_text("".join(f"{word}\t{n}\n" for word, n in counts.items()), encoding="utf-8")

@@ -127,7 +127,12 @@ def init_processes(
         torch.cuda.set_device(device)
     else:
         device = torch.device("cpu")
-    processes = DistributedProcesses(rank, world_size, device, timeout_minutes or TIMEOUT_MINUTES[device.type])
+    processes = DistributedProcesses(
+        rank,
+        world_size,
+        device,
+        timeout_minutes or TIMEOUT_MINUTES[device.type],
+    )
     dist.init_process_group(
         backend or ("nccl" if device.type == "cuda" else "gloo"),
         rank=rank,

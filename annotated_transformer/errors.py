@@ -114,7 +114,9 @@ def memory_advice(
         if isinstance(e, AnnotatedTransformerError) or (asked := _allocation(e)) is None:
             raise
         where = "The GPU" if "CUDA" in str(e) else "Memory"
-        raise OutOfMemoryError(f"{where} ran out{f' (asked for {asked})' if asked else ''}: {advice}.") from None
+        raise OutOfMemoryError(
+            f"{where} ran out{f' (asked for {asked})' if asked else ''}: {advice}.",
+        ) from None
 
 # %% ../nbs/05a_errors.ipynb #2236480b
 USER_ERRORS = (OSError, AnnotatedTransformerError)  # what a user can fix: said in one line
@@ -158,6 +160,9 @@ def report_errors(
         return 130
     except Exception:
         traceback.print_exc()
-        print(f"{prog}: this is a bug, not a mistake in what you gave: please report it at {ISSUES}", file=sys.stderr)
+        print(
+            f"{prog}: this is a bug, not a mistake in what you gave: please report it at {ISSUES}",
+            file=sys.stderr,
+        )
         return 1
     return 0

@@ -63,7 +63,12 @@ class StepDecoder:
             x = self._layer_step(i, layer, x)
         return self.model.generator(self.model.decoder.norm(x)[:, -1])
 
-    def _layer_step(self, i: int, layer: DecoderLayer, x: Tensor) -> Tensor:  # (rows, 1, d_model), as DecoderLayer
+    def _layer_step(
+        self,
+        i: int,
+        layer: DecoderLayer,
+        x: Tensor,
+    ) -> Tensor:  # (rows, 1, d_model), as DecoderLayer
         # 1. masked self-attention
         x = layer.sublayer[0](x, lambda x: self._self_attention(i, layer.self_attn, x))
         # 2. over the encoder's output
@@ -78,7 +83,12 @@ class StepDecoder:
         # every cached position is in the past: no mask
         return attn.attend(attn.split_heads(attn.w_q(x)), k, v)
 
-    def _source_attention(self, i: int, attn: MultiHeadedAttention, x: Tensor) -> Tensor:  # (rows, 1, d_model)
+    def _source_attention(
+        self,
+        i: int,
+        attn: MultiHeadedAttention,
+        x: Tensor,
+    ) -> Tensor:  # (rows, 1, d_model)
         k, v = self.src_kv[i]  # (rows, h, T_src, d_k) each, computed once per sentence
         return attn.attend(attn.split_heads(attn.w_q(x)), k, v, mask=self.src_mask)
 
@@ -160,7 +170,10 @@ def search_steps(
         if unk is not None:
             logp[..., unk] = -math.inf
         at_limit = limits[beams.alive] == t  # (alive,) sentences whose output must end now
-        logp[at_limit] = logp[at_limit].masked_fill(torch.arange(logp.size(-1), device=logp.device) != EOS, -math.inf)
+        logp[at_limit] = logp[at_limit].masked_fill(
+            torch.arange(logp.size(-1), device=logp.device) != EOS,
+            -math.inf,
+        )
         best = _extensions(beams.scores, logp)
         # (alive,) sentences searched to the end
         done = at_limit | _finish(beams, best, length=t, alpha=alpha)
@@ -172,7 +185,9 @@ def search_steps(
 # %% ../nbs/05f_fast_decoding.ipynb #63ac60b3
 def _check_vocab(vocab: int, beam: int):
     if vocab < 2 * beam:
-        raise InputError(f"A beam of {beam} needs a vocabulary of at least {2 * beam} tokens; this one has {vocab}.")
+        raise InputError(
+            f"A beam of {beam} needs a vocabulary of at least {2 * beam} tokens; this one has {vocab}.",
+        )
 
 # %% ../nbs/05f_fast_decoding.ipynb #a02ad63b
 class Extensions(NamedTuple):
@@ -199,10 +214,17 @@ def _finish(beams: Beams, best: Extensions, *, length: int, alpha: float) -> Ten
     for sentence, logp, prefix in ended:
         if len(beams.finished[sentence]) < beams.k and logp > -math.inf:
             beams.finished[sentence].append(Hypothesis(logp / length_penalty(length, alpha), [*prefix, EOS]))
-    return torch.tensor([len(beams.finished[s]) >= beams.k for s in beams.alive.tolist()], device=best.token.device)
+    return torch.tensor(
+        [len(beams.finished[s]) >= beams.k for s in beams.alive.tolist()],
+        device=best.token.device,
+    )
 
 # %% ../nbs/05f_fast_decoding.ipynb #2879b124
-def _advance(beams: Beams, best: Extensions, done: Tensor) -> Tensor:  # done: (alive,) -> rows kept (alive' * k,)
+def _advance(
+    beams: Beams,
+    best: Extensions,
+    done: Tensor,
+) -> Tensor:  # done: (alive,) -> rows kept (alive' * k,)
     "Extend each sentence still searched by its k best extensions that do not end; drop the sentences `done`."
     going_on = best.token != EOS  # (alive, 2k)
     # (alive, 2k): k per sentence left
@@ -213,7 +235,10 @@ def _advance(beams: Beams, best: Extensions, done: Tensor) -> Tensor:  # done: (
     return rows
 
 # %% ../nbs/05f_fast_decoding.ipynb #1a797aac
-def _best(finished: list[list[Hypothesis]], device: torch.device) -> tuple[Tensor, Tensor]:  # (batch, T), (batch,)
+def _best(
+    finished: list[list[Hypothesis]],
+    device: torch.device,
+) -> tuple[Tensor, Tensor]:  # (batch, T), (batch,)
     "The best finished hypothesis of each sentence, padded into one tensor."
     best = [max(hyps, key=lambda h: h.score) for hyps in finished]
     ids = torch.full((len(best), max(len(h.tokens) for h in best)), PAD, dtype=torch.long, device=device)
@@ -245,9 +270,21 @@ class BeamSearch:
         if self.max_extra < 0:
             raise InputError(f"max_extra must be 0 or more, not {self.max_extra}.")
 
-    def __call__(self, model: EncoderDecoder, src: Tensor, src_mask: Tensor) -> Tensor:  # (batch, T) ids from <s>
+    def __call__(
+        self,
+        model: EncoderDecoder,
+        src: Tensor,
+        src_mask: Tensor,
+    ) -> Tensor:  # (batch, T) ids from <s>
         settings = dict(alpha=self.alpha, max_extra=self.max_extra, incremental=self.incremental)
-        return batch_beam_search(model, src, src_mask, self.beam, unk=None if self.allow_unk else UNK, **settings)[0]
+        return batch_beam_search(
+            model,
+            src,
+            src_mask,
+            self.beam,
+            unk=None if self.allow_unk else UNK,
+            **settings,
+        )[0]
 
 # %% ../nbs/05f_fast_decoding.ipynb #6ad43ad0
 def greedy_search(
@@ -313,7 +350,9 @@ def stored_search(
         or type(extra) is not int
         or banned not in (None, [[UNK]])
     ):
-        raise ModelFileError(f"{where} holds a search of no kind this version runs: it was altered. Copy it again.")
+        raise ModelFileError(
+            f"{where} holds a search of no kind this version runs: it was altered. Copy it again.",
+        )
     try:
         return BeamSearch(beam, alpha, max_extra=extra, allow_unk=banned is None)
     except InputError as e:  # a beam of 0, α out of range

@@ -88,7 +88,9 @@ def write_error(
 ) -> WriteError:
     "What a user is told when `path` could not be written: why, what to check, and what is left."
     kept = kept or (f"{path.name} is as it was" if path.exists() else "nothing was written")
-    return WriteError(f"Could not write {path} ({one_line(error)}): is the disk full, or the folder read-only? {kept}.")
+    return WriteError(
+        f"Could not write {path} ({one_line(error)}): is the disk full, or the folder read-only? {kept}.",
+    )
 
 # %% ../nbs/05c_files.ipynb #d1463b39
 def lock_or_refuse(
@@ -106,7 +108,9 @@ def lock_or_refuse(
 # %% ../nbs/05c_files.ipynb #1df78ad8
 def cache_dir() -> Path:
     "Where downloads are kept: $ANNOTATED_TRANSFORMER_CACHE, else ~/.cache/annotated-transformer."
-    return Path(os.environ.get("ANNOTATED_TRANSFORMER_CACHE", Path.home() / ".cache" / "annotated-transformer"))
+    return Path(
+        os.environ.get("ANNOTATED_TRANSFORMER_CACHE", Path.home() / ".cache" / "annotated-transformer"),
+    )
 
 
 def sha256(path: str | Path) -> str:

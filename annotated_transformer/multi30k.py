@@ -24,7 +24,15 @@ if TYPE_CHECKING:
 # %% ../nbs/09_multi30k.ipynb #1b1e8ed9
 # one shared BPE of 4,000 pieces (§5.1); as many epochs as fit in 59 minutes of training (at most 60), the rate
 # planned to fall to 0 at their end; ε_ls = 0.2 and α = 2.0; each chosen on validation
-MULTI30K = Recipe(vocabulary="bpe", bpe_size=4000, epochs=60, minutes=59, schedule="budget", eps_ls=0.2, alpha=2.0)
+MULTI30K = Recipe(
+    vocabulary="bpe",
+    bpe_size=4000,
+    epochs=60,
+    minutes=59,
+    schedule="budget",
+    eps_ls=0.2,
+    alpha=2.0,
+)
 
 # %% ../nbs/09_multi30k.ipynb #33bcabca
 def prepare_multi30k(
@@ -91,7 +99,12 @@ def curves(
             x="epoch:Q",
             y=alt.Y("loss:Q", scale=alt.Scale(zero=False), title="cross-entropy per token"),
             color=alt.Color("curve:N", title=None),
-            tooltip=["epoch", "step", alt.Tooltip("loss:Q", format=".3f"), alt.Tooltip("elapsed_s:Q", format=".0f")],
+            tooltip=[
+                "epoch",
+                "step",
+                alt.Tooltip("loss:Q", format=".3f"),
+                alt.Tooltip("elapsed_s:Q", format=".0f"),
+            ],
         )
         .properties(width=560, height=300)
     )

@@ -136,7 +136,10 @@ def write_pretrained(
     state = translator.model.state_dict()
     tied = tied_names(state)
     weights = {name: tensor.detach().cpu().contiguous() for name, tensor in state.items() if name not in tied}
-    write_atomically(out / "model.safetensors", lambda p: (safetensors.torch.save_file(weights, str(p)), _shared(p)))
+    write_atomically(
+        out / "model.safetensors",
+        lambda p: (safetensors.torch.save_file(weights, str(p)), _shared(p)),
+    )
     head = dict(format=PRETRAINED_FORMAT, tied=tied, weights_sha256=sha256(out / "model.safetensors"))
     head["files"] = files_sha256(out, [write_search(out, translator.search)])
     write_description(out, translator, head, about=about)
@@ -152,7 +155,9 @@ def _inside(folder: Path, path: Path) -> bool:
     try:
         return path.resolve().is_relative_to(folder.resolve())
     except (RuntimeError, OSError):  # a loop of links (Python 3.12 and earlier: RuntimeError)
-        raise ModelFileError(f"{path} is a link that leads back to itself: copy the directory again.") from None
+        raise ModelFileError(
+            f"{path} is a link that leads back to itself: copy the directory again.",
+        ) from None
 
 
 def _link_out(path: Path) -> str:  # the message
@@ -189,7 +194,11 @@ def model_file(
     return path
 
 
-def read_model_bytes(folder: Path, name: str, missing: str | None = None) -> bytes:  # at most `MAX_READ` of them
+def read_model_bytes(
+    folder: Path,
+    name: str,
+    missing: str | None = None,
+) -> bytes:  # at most `MAX_READ` of them
     "The contents of a small file of a model directory (a description, a BPE model), checked by `model_file` and bounded."
     with model_file(folder, name, missing).open("rb") as f:
         data = f.read(MAX_READ + 1)
@@ -207,9 +216,13 @@ def read_model_json(folder: Path, name: str, missing: str | None = None):  # the
     try:
         return json.loads(data.decode("utf-8"))
     except ValueError as e:  # (UnicodeDecodeError too)
-        raise ModelFileError(f"{folder / name} is not valid JSON ({e}): it was altered or cut short.") from None
+        raise ModelFileError(
+            f"{folder / name} is not valid JSON ({e}): it was altered or cut short.",
+        ) from None
     except RecursionError:
-        raise ModelFileError(f"{folder / name} nests its JSON deeper than any description: it was altered.") from None
+        raise ModelFileError(
+            f"{folder / name} nests its JSON deeper than any description: it was altered.",
+        ) from None
 
 
 def no_way_out(folder: Path):
@@ -218,7 +231,9 @@ def no_way_out(folder: Path):
         if path.is_symlink() and not _inside(folder, path):
             raise ModelFileError(_link_out(path))
         if not path.is_symlink() and not (path.is_file() or path.is_dir()):
-            raise ModelFileError(f"{path} is neither a file nor a folder (a pipe, a device): copy the directory again.")
+            raise ModelFileError(
+                f"{path} is neither a file nor a folder (a pipe, a device): copy the directory again.",
+            )
 
 # %% ../nbs/08c_model_directory.ipynb #435f1a1a
 def _value_holds(value, kind) -> bool:
@@ -239,10 +254,14 @@ def checked_config(
 ) -> TransformerConfig:
     "A saved model configuration, after checking each value's kind and range: a downloaded one may hold anything."
     if not isinstance(config, dict):
-        raise ModelFileError(f"{where} holds a model configuration that is not a JSON object: it was altered.")
+        raise ModelFileError(
+            f"{where} holds a model configuration that is not a JSON object: it was altered.",
+        )
     kinds = typing.get_type_hints(TransformerConfig)
     if unknown := sorted(map(str, set(config) - set(kinds))):
-        raise ModelFileError(f"{where} holds model settings that no model has ({', '.join(unknown)}): it was altered.")
+        raise ModelFileError(
+            f"{where} holds model settings that no model has ({', '.join(unknown)}): it was altered.",
+        )
     for name, value in config.items():
         if not _value_holds(value, kinds[name]):
             raise ModelFileError(f"{where} holds {name} = {value!r}, which no model has: it was altered.")
@@ -267,7 +286,9 @@ def meta_model(
 ) -> EncoderDecoder:
     "The model `config` describes, built on PyTorch's meta device (shapes without memory), with no more layers than weights."
     if config.N > weights:  # a bound on the build, before building
-        raise ModelFileError(f"{path} holds N = {config.N} layers but {weights} weights in all: it was altered.")
+        raise ModelFileError(
+            f"{path} holds N = {config.N} layers but {weights} weights in all: it was altered.",
+        )
     try:
         with torch.device("meta"):  # an absurd configuration allocates nothing
             return build_model(config)
@@ -294,7 +315,9 @@ def checked_model(
     if missing:
         raise ModelFileError(f"{path} lacks {missing}: it is not a checkpoint of a translation model.")
     if not text_kinds_hold(saved):
-        raise ModelFileError(f"{path} holds languages, vocabularies or a BPE of the wrong kinds: it was altered.")
+        raise ModelFileError(
+            f"{path} holds languages, vocabularies or a BPE of the wrong kinds: it was altered.",
+        )
     config = checked_config(path, saved["config"])
     meta = meta_model(path, config, len(saved["model"]))
     expected = {k: tuple(v.shape) for k, v in meta.state_dict().items()}
@@ -339,7 +362,9 @@ def checked_files(
 ):
     "Check a format's own files against the checksums its description lists, each through `model_file`."
     if not isinstance(files, dict):
-        raise ModelFileError(f"{path / name} lists its files as {type(files).__name__}, not by name: it was altered.")
+        raise ModelFileError(
+            f"{path / name} lists its files as {type(files).__name__}, not by name: it was altered.",
+        )
     for file, digest in files.items():
         if sha256(model_file(path, file)) != digest:
             raise ModelFileError(
@@ -381,7 +406,9 @@ def read_description(
 ) -> dict:  # the description, with the BPE model's bytes under "bpe" where the vocabulary is BPE
     "A model directory's description as `write_description` wrote it, after checking its format, checksums and values."
     if path.is_file():
-        raise InputError(f"{path} is a file, not a model directory: open a checkpoint with `open_translator`.")
+        raise InputError(
+            f"{path} is a file, not a model directory: open a checkpoint with `open_translator`.",
+        )
     if not path.is_dir():
         raise MissingFileError(
             f"{path} is not there: give the model directory that `annotated-transformer export` wrote."
@@ -397,7 +424,9 @@ def read_description(
     config = read_model_json(path, name, missing=absent)
     if not isinstance(config, dict) or config.get("format") != format:
         found = config.get("format") if isinstance(config, dict) else None
-        raise ModelFileError(f"{path} is a model directory of format {found!r}; this version reads {format!r}.")
+        raise ModelFileError(
+            f"{path} is a model directory of format {found!r}; this version reads {format!r}.",
+        )
     if missing := [key for key in ("model", "vocabs", "langs", *(["files"] if files else [])) if key not in config]:
         raise ModelFileError(
             f"{path / name} lacks {', '.join(missing)}: it was cut short or altered. Copy the directory again."
@@ -411,7 +440,9 @@ def read_description(
     # the defaults of what it leaves out, too
     config["model"] = asdict(checked_config(path / name, config["model"]))
     if config.get("vocabulary", "words") not in ("words", "bpe") or not isinstance(config.get("about", {}), dict):
-        raise ModelFileError(f"{path / name} holds a vocabulary or provenance of no kind it has: it was altered.")
+        raise ModelFileError(
+            f"{path / name} holds a vocabulary or provenance of no kind it has: it was altered.",
+        )
     bpe = {}
     if config.get("vocabulary") == "bpe":
         needed = f"{path} lacks bpe.model, the BPE its vocabulary needs: copy the directory again."
@@ -427,7 +458,9 @@ def read_description(
         )
     config = dict(config, **bpe)
     if not text_kinds_hold(config):
-        raise ModelFileError(f"{path / name} holds languages or vocabularies of the wrong kinds: it was altered.")
+        raise ModelFileError(
+            f"{path / name} holds languages or vocabularies of the wrong kinds: it was altered.",
+        )
     return config
 
 
@@ -440,7 +473,9 @@ def directory_search(
     if SEARCH_FILE in config.get("files", {}):
         return stored_search(read_model_json(path, SEARCH_FILE), path / SEARCH_FILE, penalty)
     if penalty != PAPER_PENALTY:  # a recipe's α is §6.1's: never handed to another penalty
-        raise ModelFileError(f"{path} lists no checksum of {SEARCH_FILE}, its search: it was altered. Copy it again.")
+        raise ModelFileError(
+            f"{path} lists no checksum of {SEARCH_FILE}, its search: it was altered. Copy it again.",
+        )
     return recipe_search(config.get("about", {}).get("recipe"), path / "config.json")
 
 
@@ -462,7 +497,9 @@ def _loaded_weights(path: Path, config: dict) -> dict[str, torch.Tensor]:
     try:
         state = safetensors.torch.load_file(weights)
     except SafetensorError as e:  # a header whose shapes overflow, though the checksum in config.json matches
-        raise ModelFileError(f"{weights} cannot be read ({e}): it was altered. Copy the directory again.") from None
+        raise ModelFileError(
+            f"{weights} cannot be read ({e}): it was altered. Copy the directory again.",
+        ) from None
     tied = config.get("tied", {})
     if not isinstance(tied, dict) or not all(
         isinstance(n, str) and isinstance(same, str) and same in state for n, same in tied.items()
@@ -510,9 +547,17 @@ def card_metadata(
     if scores:
         task = f"Translation {langs['src']}-{langs['tgt']}"
         dataset = f"{corpus.get('name', 'its corpus')} {scores['split']}"
-        lines += [*_yaml_list("metrics", ["sacrebleu"]), "model-index:", f"- name: {json.dumps(task)}", "  results:"]
+        lines += [
+            *_yaml_list("metrics", ["sacrebleu"]),
+            "model-index:",
+            f"- name: {json.dumps(task)}",
+            "  results:",
+        ]
         lines += ["  - task:", "      type: translation", f"      name: {json.dumps(task)}", "    dataset:"]
-        lines += [f"      name: {json.dumps(dataset, ensure_ascii=False)}", f"      type: {json.dumps(dataset)}"]
+        lines += [
+            f"      name: {json.dumps(dataset, ensure_ascii=False)}",
+            f"      type: {json.dumps(dataset)}",
+        ]
         lines += [
             "    metrics:",
             "    - type: sacrebleu",
@@ -569,7 +614,9 @@ def model_card(
     if config["vocabulary"] == "bpe":
         files.append("- `bpe.model`: the shared sentencepiece BPE model")
     if SEARCH_FILE in config.get("files", {}):
-        files.append(f"- `{SEARCH_FILE}`: the search it translates with (transformers' names), by default everywhere")
+        files.append(
+            f"- `{SEARCH_FILE}`: the search it translates with (transformers' names), by default everywhere",
+        )
     return f"""{card_metadata(config, library)}
 # A {langs["src"]}→{langs["tgt"]} Transformer
 

@@ -93,7 +93,10 @@ GRAPHS = {  # file: (module, inputs, outputs), each input and output with the na
     "encoder.onnx": (
         EncoderGraph,
         {"src": ("batch", "source")},
-        {"memory": ("batch", "source", None), "encoder_self_attention": ("batch", None, None, "source", "source")},
+        {
+            "memory": ("batch", "source", None),
+            "encoder_self_attention": ("batch", None, None, "source", "source"),
+        },
     ),
     "decoder.onnx": (
         DecoderGraph,
@@ -138,11 +141,15 @@ def js_regex(pattern: str) -> str:
         elif escaped.lower() in _CLASSES and not in_class:
             out.append(f"[^{_CLASSES[escaped.lower()]}]")
         elif escaped.lower() in _CLASSES:
-            raise NotImplementedError(f"JS cannot say \\{escaped} inside a class under the `u` flag: {pattern[:80]}")
+            raise NotImplementedError(
+                f"JS cannot say \\{escaped} inside a class under the `u` flag: {pattern[:80]}",
+            )
         elif escaped == "b" and not in_class:
             out.append("(?:(?<=[{0}])(?![{0}])|(?<![{0}])(?=[{0}]))".format(_CLASSES["w"]))
         elif escaped:
-            out.append("\\" * (escaped.isalnum() or escaped in _SYNTAX or (escaped == "-" and in_class)) + escaped)
+            out.append(
+                "\\" * (escaped.isalnum() or escaped in _SYNTAX or (escaped == "-" and in_class)) + escaped,
+            )
         elif char.startswith("[") and not in_class:  # a class opens; a "]" first in it is a character
             out.append(char.replace("]", "\\]"))
             in_class = True
@@ -233,7 +240,10 @@ def text_rules(translator: Translator) -> dict:  # text.json
     "The tokenizers' rules for the browser: a BPE's, which serves both languages, or spaCy's and Moses' for each."
     if isinstance(translator.src_tok, BPETokenizer):  # a checkpoint holds one BPE, for both
         return dict(bpe=bpe_rules(translator.src_tok))
-    return dict(source=tokenizer_rules(translator.src_tok.lang), target=detokenizer_rules(translator.tgt_tok.lang))
+    return dict(
+        source=tokenizer_rules(translator.src_tok.lang),
+        target=detokenizer_rules(translator.tgt_tok.lang),
+    )
 
 # %% ../nbs/10b_browser.ipynb #565bca3c
 WEB_POSITIONS = 256  # positions the graphs keep: sources of up to 205 tokens, 50 kept for the output to grow
@@ -304,13 +314,21 @@ def _quantize(path: Path):
     root = logging.getLogger()
     root.addFilter(_no_advice)  # that one message is dropped; any other is said
     try:
-        quantization.quantize_dynamic(path, path.with_suffix(".int8"), weight_type=quantization.QuantType.QInt8)
+        quantization.quantize_dynamic(
+            path,
+            path.with_suffix(".int8"),
+            weight_type=quantization.QuantType.QInt8,
+        )
     finally:
         root.removeFilter(_no_advice)
     path.with_suffix(".int8").replace(path)
 
 # %% ../nbs/10b_browser.ipynb #3732f68e
-def _write_graphs(model: EncoderDecoder, out: Path, quantization: str | None) -> dict:  # file -> its bytes and sha256
+def _write_graphs(
+    model: EncoderDecoder,
+    out: Path,
+    quantization: str | None,
+) -> dict:  # file -> its bytes and sha256
     "Both `GRAPHS`, traced on a short example, written to `out`, 8-bit if asked."
     src = torch.tensor([[4, 5, EOS]])
     with torch.no_grad():
@@ -364,7 +382,12 @@ def export_onnx(
     rules = json.dumps(text_rules(translator), ensure_ascii=False)
     write_atomically(out / "text.json", lambda p: p.write_text(rules, encoding="utf-8"))
     positions = min(model.config.max_len, WEB_POSITIONS)  # sources of up to `positions` - 51 tokens
-    head = dict(format=ONNX_FORMAT, quantization=quantization or "float32", positions=positions, graphs=graphs)
+    head = dict(
+        format=ONNX_FORMAT,
+        quantization=quantization or "float32",
+        positions=positions,
+        graphs=graphs,
+    )
     head["files"] = files_sha256(out, ["text.json", write_search(out, translator.search)])
     write_description(out, translator, head, about=about, use=ONNX_USE, weights=ONNX_WEIGHTS)
     return out
@@ -409,19 +432,28 @@ class OnnxTranslator(BaseTranslator):
     ):
         onnxruntime = optional_import("onnxruntime", "annotated-transformer[onnx]")
         if torch.device(device).type != "cpu":
-            raise InputError(f"An ONNX directory runs on the CPU here (onnxruntime's CPU package), not on {device}.")
+            raise InputError(
+                f"An ONNX directory runs on the CPU here (onnxruntime's CPU package), not on {device}.",
+            )
         path = Path(path)
         options = onnxruntime.SessionOptions()
         config = read_description(path, format=ONNX_FORMAT, files=("text.json",))
         try:
             graphs = {name: config["graphs"][name]["sha256"] for name in GRAPHS}
         except (KeyError, TypeError):  # not listed, or not as `_write_graphs` lists them
-            raise ModelFileError(f"{path / 'config.json'} lacks its graphs' checksums: it was altered.") from None
+            raise ModelFileError(
+                f"{path / 'config.json'} lacks its graphs' checksums: it was altered.",
+            ) from None
         checked_files(path, "config.json", graphs)
         if type(positions := config.get("positions")) is not int or not 1 <= positions <= config["model"]["max_len"]:
             raise ModelFileError(f"{path / 'config.json'} holds positions = {positions!r}: it was altered.")
         search = directory_search(path, config)
-        super().__init__(*checked_vocabularies(path, config), search=search, max_len=positions, stored_in=path)
+        super().__init__(
+            *checked_vocabularies(path, config),
+            search=search,
+            max_len=positions,
+            stored_in=path,
+        )
         self.search = self.searching(beam, alpha, allow_unk)
         options.intra_op_num_threads = threads
         self.path = path
@@ -431,7 +463,9 @@ class OnnxTranslator(BaseTranslator):
             self.encoder, self.decoder = (onnxruntime.InferenceSession(str(path / name), options) for name in GRAPHS)
         except refusals as e:
             # e.g. weights outside the folder, an operator it lacks, a file an export deleted
-            raise ModelFileError(f"{path} holds a graph that onnxruntime refuses ({e}): {RELOAD_ADVICE}") from None
+            raise ModelFileError(
+                f"{path} holds a graph that onnxruntime refuses ({e}): {RELOAD_ADVICE}",
+            ) from None
 
     def decode_batch(self, ids: list[list[int]], search: BeamSearch) -> list[list[str]]:
         src = self.source_batch(ids).src.numpy()  # (batch, S)
@@ -439,7 +473,13 @@ class OnnxTranslator(BaseTranslator):
         memory, _ = self.encoder.run(None, {"src": src})
         limits = torch.from_numpy((src != PAD).sum(1)) + search.max_extra  # (batch,) each input's length + 50
         steps = OnnxSteps(self.decoder, memory[rows], src[rows])
-        out, _ = search_steps(steps, limits, search.beam, alpha=search.alpha, unk=None if search.allow_unk else UNK)
+        out, _ = search_steps(
+            steps,
+            limits,
+            search.beam,
+            alpha=search.alpha,
+            unk=None if search.allow_unk else UNK,
+        )
         return [self.tgt_vocab.decode(row) for row in out.tolist()]
 
 # %% ../nbs/10b_browser.ipynb #045728cd

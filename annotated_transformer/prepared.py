@@ -70,7 +70,10 @@ class TokenIds:
             )
         if _largest(folder / f"{name}.bin", dtype) >= vocab_size:
             raise ModelFileError(
-                _unusable(folder, f"{name}.bin holds ids beyond the vocabulary's {vocab_size:,}: it was changed")
+                _unusable(
+                    folder,
+                    f"{name}.bin holds ids beyond the vocabulary's {vocab_size:,}: it was changed",
+                )
             )
 
     def __len__(self) -> int:
@@ -85,7 +88,11 @@ def _fit(ids: np.ndarray, offsets: np.ndarray, lengths: np.ndarray, chunk: int =
     if len(offsets) != len(lengths) + 1 or offsets[0] != 0 or offsets[-1] != len(ids):
         return False
     return all(  # a chunk at a time: a whole epoch's differences would stay in the process as its own memory
-        np.array_equal(np.diff(offsets[i : i + chunk + 1]), lengths[i : i + chunk]) and lengths[i : i + chunk].min() > 0
+        np.array_equal(
+            np.diff(offsets[i : i + chunk + 1]),
+            lengths[i : i + chunk],
+        )
+        and lengths[i : i + chunk].min() > 0
         for i in range(0, len(lengths), chunk)
     )
 
@@ -130,7 +137,10 @@ class PreparedSplit:
         seed: int = 0,
     ) -> DataLoader:
         "A DataLoader of `Batch`es under a token budget, as `batch_loader` makes from lists."
-        return sampled_loader(self, TokenBudgetSampler(self.src.lengths, self.tgt.lengths, max_tokens, shuffle, seed))
+        return sampled_loader(
+            self,
+            TokenBudgetSampler(self.src.lengths, self.tgt.lengths, max_tokens, shuffle, seed),
+        )
 
 # %% ../nbs/07c_prepared.ipynb #01978e4f
 class PreparedCorpus:
@@ -140,7 +150,9 @@ class PreparedCorpus:
         try:
             self.manifest = manifest = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
             if manifest["format"] != FORMAT:
-                raise ModelFileError(_unusable(folder, f"its layout is version {manifest['format']}, not {FORMAT}"))
+                raise ModelFileError(
+                    _unusable(folder, f"its layout is version {manifest['format']}, not {FORMAT}"),
+                )
             if changed := _changed_files(folder, manifest):
                 raise ModelFileError(_unusable(folder, changed))
             self.splits = {split: PreparedSplit(folder, split, manifest) for split in manifest["pairs"]}
@@ -239,7 +251,9 @@ def write_corpus(
         limit = max_len if split == "train" else None
         written[split] = _write_split(folder, split, read(split), text, dtype, limit, sha)
         if not written[split]["read"]:
-            raise DataError(f"The {split} split holds no sentence pairs: its files are empty. Check the data given.")
+            raise DataError(
+                f"The {split} split holds no sentence pairs: its files are empty. Check the data given.",
+            )
     if (dropped := written["train"]["dropped"]) == written["train"]["read"]:
         raise DataError(f"All {dropped} training pairs are longer than max_len={max_len}: raise --max-len.")
     if bpe := vocabularies.get("bpe"):
@@ -319,7 +333,9 @@ def _prepare(folder: Path, write: Callable[[Path], object]):
     staging = folder.parent / f".{folder.name}.{uuid.uuid4().hex[:8]}.tmp"
     start = time.perf_counter()
     staging.mkdir()
-    logger.info(f"Preparing the corpus once, into {folder} (a run on the same data and vocabulary finds it) ...")
+    logger.info(
+        f"Preparing the corpus once, into {folder} (a run on the same data and vocabulary finds it) ...",
+    )
     try:
         write(staging)
         for path in [*staging.iterdir(), staging]:

@@ -69,9 +69,17 @@ class Recipe:
             ("N", "at least 1", self.N >= 1),
             ("d_model", "even and at least 2", self.d_model >= 2 and self.d_model % 2 == 0),
             ("d_ff", "at least 1", self.d_ff >= 1),
-            ("h", f"at least 1 and a divisor of d_model={self.d_model}", self.h >= 1 and self.d_model % self.h == 0),
+            (
+                "h",
+                f"at least 1 and a divisor of d_model={self.d_model}",
+                self.h >= 1 and self.d_model % self.h == 0,
+            ),
             ("dropout", "in [0, 1)", 0 <= self.dropout < 1),
-            ("inner_dropout", "None (P_drop) or in [0, 1)", self.inner_dropout is None or 0 <= self.inner_dropout < 1),
+            (
+                "inner_dropout",
+                "None (P_drop) or in [0, 1)",
+                self.inner_dropout is None or 0 <= self.inner_dropout < 1,
+            ),
             ("eps_ls", "in [0, 1)", 0 <= self.eps_ls < 1),
             ("min_freq", "at least 1", self.min_freq >= 1),
             ("bpe_size", "at least 8", self.bpe_size >= 8),
@@ -84,7 +92,11 @@ class Recipe:
             ("factor", "positive and finite", 0 < self.factor < math.inf),
             ("warmup", "at least 1", self.warmup >= 1),
             ("cooldown", "0 (none) or more epochs, and finite", 0 <= self.cooldown < math.inf),
-            ("snapshot_minutes", "0 (after each epoch), or positive and finite", 0 <= self.snapshot_minutes < math.inf),
+            (
+                "snapshot_minutes",
+                "0 (after each epoch), or positive and finite",
+                0 <= self.snapshot_minutes < math.inf,
+            ),
             ("alpha", f"from 0 to {MAX_ALPHA}", 0 <= self.alpha <= MAX_ALPHA),
         ]:
             if not ok:
@@ -119,7 +131,9 @@ def saved_recipe(
     try:
         return Recipe(**saved)
     except (TypeError, InputError) as e:  # a value of the wrong type, or out of range
-        raise ModelFileError(f"{where} records a recipe that cannot be followed ({e}): it was altered.") from None
+        raise ModelFileError(
+            f"{where} records a recipe that cannot be followed ({e}): it was altered.",
+        ) from None
 
 # %% ../nbs/08a_recipe.ipynb #bb2bcc00
 PRECISIONS = ("auto", "bf16", "fp32")
@@ -154,15 +168,21 @@ def named_device(
     try:
         device = torch.device(name)
     except RuntimeError:
-        raise InputError(f"--device {name!r} is not a device; give one such as cpu, cuda or cuda:1.") from None
+        raise InputError(
+            f"--device {name!r} is not a device; give one such as cpu, cuda or cuda:1.",
+        ) from None
     if device.type not in ("cpu", "cuda", "mps"):
         raise InputError(f"--device {name}: give cpu, cuda or mps, not {device.type}.")
     if device.type == "mps" and not torch.backends.mps.is_available():
         raise InputError(f"--device {name}: this machine has no Apple GPU (MPS); use --device cpu.")
     if device.type == "cuda" and not torch.cuda.is_available():
-        raise InputError(f"--device {name}: this machine has no CUDA GPU (or PyTorch lacks CUDA); use --device cpu.")
+        raise InputError(
+            f"--device {name}: this machine has no CUDA GPU (or PyTorch lacks CUDA); use --device cpu.",
+        )
     if device.type == "cuda" and (device.index or 0) >= torch.cuda.device_count():
-        raise InputError(f"--device {name}: this machine has {torch.cuda.device_count()} GPU(s), numbered from 0.")
+        raise InputError(
+            f"--device {name}: this machine has {torch.cuda.device_count()} GPU(s), numbered from 0.",
+        )
     return device
 
 # %% ../nbs/08a_recipe.ipynb #117934cf
@@ -248,7 +268,11 @@ def prepare_data(
     total = sum(map(len, pairs.values()))
     with preparing(f"Encoding {total:,} pairs as token ids", total):
         for split, split_pairs in pairs.items():
-            src, tgt, n = encode_pairs(split_pairs, *text, max_len=recipe.max_len if split == "train" else None)
+            src, tgt, n = encode_pairs(
+                split_pairs,
+                *text,
+                max_len=recipe.max_len if split == "train" else None,
+            )
             splits[split] = (src, tgt)
             dropped = dropped + n
     return ParallelData(*text, splits, dropped)
@@ -283,7 +307,14 @@ def recipe_optimizer(
     end = min([n for n in (recipe.epochs * updates_per_epoch, recipe.steps) if n] or [0])
     if recipe.schedule == "budget":
         peak = rate(recipe.warmup, recipe.d_model, recipe.factor, recipe.warmup)  # Eq. (3)'s
-        return optimizer, BudgetSchedule(optimizer, peak, recipe.minutes, updates_per_epoch, recipe.warmup, end)
+        return optimizer, BudgetSchedule(
+            optimizer,
+            peak,
+            recipe.minutes,
+            updates_per_epoch,
+            recipe.warmup,
+            end,
+        )
     if not recipe.cooldown:
         return optimizer, scheduler
     span = max(recipe.cooldown * updates_per_epoch, 1)  # the fall, in updates

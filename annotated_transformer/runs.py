@@ -131,7 +131,10 @@ def check_work_left(
             recipe.epochs and state["epoch"] >= recipe.epochs,
             f"it has trained all --epochs {recipe.epochs}: give more --epochs",
         ),
-        (recipe.steps and state["step"] >= recipe.steps, f"it has made all --steps {recipe.steps}: give more --steps"),
+        (
+            recipe.steps and state["step"] >= recipe.steps,
+            f"it has made all --steps {recipe.steps}: give more --steps",
+        ),
         (
             recipe.schedule != "budget" and epoch_end and over_budget(elapsed, state["epoch"], recipe.minutes),
             f"it has spent {elapsed / 60:.1f} of --minutes {recipe.minutes:g}, too few for one more epoch: give a larger "
@@ -468,7 +471,9 @@ def run_corpus(
     if (learned_dir / MANIFEST).is_file() and (corpus := PreparedCorpus(learned_dir)).vocabularies == vocabularies:
         return corpus  # the one the run prepared when it started
     _check_pairs(source, saved)  # before the pairs are encoded again, with the run's own vocabularies
-    saved_vocab_sha = hashlib.sha256(json.dumps(vocabularies["vocabs"]).encode() + vocabularies.get("bpe", b""))
+    saved_vocab_sha = hashlib.sha256(
+        json.dumps(vocabularies["vocabs"]).encode() + vocabularies.get("bpe", b""),
+    )
     saved_vocab_dir = prepared_dir(corpus_key(vocabularies=saved_vocab_sha.hexdigest(), **made_by))
     text = saved_vocabularies(vocabularies)
     write = lambda folder: write_corpus(folder, source.read, text, vocabularies, recipe.max_len, made_by)
@@ -504,7 +509,11 @@ def run_data(
             "The processes of this run prepared different corpora (their machines' caches hold other vocabularies): "
             "prepare it once into a folder every machine reads (ANNOTATED_TRANSFORMER_CACHE), then start the run."
         )
-    return ParallelData(*saved_vocabularies(corpus.vocabularies), corpus.splits, corpus.manifest["dropped"]), corpus
+    return ParallelData(
+        *saved_vocabularies(corpus.vocabularies),
+        corpus.splits,
+        corpus.manifest["dropped"],
+    ), corpus
 
 # %% ../nbs/08b_runs.ipynb #5358aaec
 # when last.pt is written besides each epoch's end: by time, whatever the model's size
@@ -531,8 +540,19 @@ def run_trainer(
     state = load_checkpoint(out / "last.pt", model, optimizer, scheduler, device, *rank) if resume else TrainState()
     autocast = autocast_dtype(recipe.precision, device)
     val_loader = data.splits["val"].loader(recipe.max_tokens, shuffle=False)
-    hooks = [Snapshots(out, recipe, model, val_loader, autocast, extra, keep), Metrics(out / "metrics.jsonl", state)]
-    last = Checkpoints(out / "last.pt", model, optimizer, scheduler, extra=extra, processes=processes, **CHECKPOINTS)
+    hooks = [
+        Snapshots(out, recipe, model, val_loader, autocast, extra, keep),
+        Metrics(out / "metrics.jsonl", state),
+    ]
+    last = Checkpoints(
+        out / "last.pt",
+        model,
+        optimizer,
+        scheduler,
+        extra=extra,
+        processes=processes,
+        **CHECKPOINTS,
+    )
     hooks = [*(hooks if main else []), last]
     criterion = recipe_criterion(recipe, len(data.tgt_vocab))
     batches = epoch_batches(loader)
@@ -601,10 +621,26 @@ def train_translator(
         # §6.1's beam 4, the recipe's α: its models' search
         search = search_config(BeamSearch(alpha=recipe.alpha))
         trained_on = dict(pairs_sha256=corpus.manifest["pairs_sha256"], prepared=corpus.folder.name)
-        extra = dict(recipe=asdict(recipe), search=search, run_id=run_id, **trained_on, **data.checkpoint_data())
+        extra = dict(
+            recipe=asdict(recipe),
+            search=search,
+            run_id=run_id,
+            **trained_on,
+            **data.checkpoint_data(),
+        )
         if about:
             extra["corpus"] = about
-        trainer, state = run_trainer(out, recipe, data, model, extra, saved is not None, keep, processes, progress)
+        trainer, state = run_trainer(
+            out,
+            recipe,
+            data,
+            model,
+            extra,
+            saved is not None,
+            keep,
+            processes,
+            progress,
+        )
         # every check of the new run has passed: the old run's files go (a link, not its target)
         for path in old:
             path.unlink(missing_ok=True)

@@ -182,7 +182,11 @@ def copy_export(
 ) -> Callable[[Path], None]:  # a `write` for `write_directory`
     "What copies the files an export of `format` wrote in `path`: checked now, with `search`, which must be the stored one."
     path = Path(path)
-    stored = directory_search(path, read_description(path, format.description, format.version), format.penalty)
+    stored = directory_search(
+        path,
+        read_description(path, format.description, format.version),
+        format.penalty,
+    )
     if search != stored:
         raise InputError(
             f"{path} stores the search {stored}, and this translator searches with {search}: save_pretrained copies "

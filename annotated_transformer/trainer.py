@@ -166,9 +166,13 @@ class BudgetSchedule(torch.optim.lr_scheduler.LRScheduler):
         most: int | None = None,  # the updates the run's epochs or steps allow; None: no limit
     ):
         if per_epoch < 1:
-            raise InputError(f"A budget is planned in epochs of at least one update, not {per_epoch}: lower accum.")
+            raise InputError(
+                f"A budget is planned in epochs of at least one update, not {per_epoch}: lower accum.",
+            )
         if not (minutes or most):
-            raise InputError("A plan needs an end: give a time budget (minutes) or the updates the run allows (most).")
+            raise InputError(
+                "A plan needs an end: give a time budget (minutes) or the updates the run allows (most).",
+            )
         self.peak = peak
         self.budget_s = minutes * 60
         self.per_epoch = per_epoch
@@ -290,7 +294,13 @@ class Trainer:
         self.begin(state, epochs, steps, minutes)
         self.model.train()
         show = self.progress and self.processes.is_main
-        bar = tqdm(desc="train", unit="update", initial=self.state.step, total=self.forecast()[0], disable=not show)
+        bar = tqdm(
+            desc="train",
+            unit="update",
+            initial=self.state.step,
+            total=self.forecast()[0],
+            disable=not show,
+        )
         with bar as self.bar, stop_requests() as self.asked, lines_shown():
             self.call("at_start")
             while not self.done():
@@ -328,7 +338,11 @@ class Trainer:
         "One batch forward and backward, its gradient scaled so that `accum_iter` batches add up to their mean."
         accumulating = self.state.batch_in_epoch % self.accum_iter != 0  # no update after this batch
         with self.processes.accumulating(self.net) if accumulating else contextlib.nullcontext():
-            with torch.autocast(batch.src.device.type, dtype=self.autocast, enabled=self.autocast is not None):
+            with torch.autocast(
+                batch.src.device.type,
+                dtype=self.autocast,
+                enabled=self.autocast is not None,
+            ):
                 loss = batch_loss(self.net, self.criterion, batch)
             (loss / batch.ntokens / self.accum_iter).backward()
         return loss.detach(), batch.ntokens, len(batch.src)  # the loss stays on the device until the update
@@ -415,7 +429,10 @@ class Trainer:
             "when its epochs are done": self.epochs and per_epoch and self.epochs * per_epoch,
         }
         if self.minutes and per_epoch and (st.epoch or pace):  # whole epochs, as `over_budget` counts them
-            epoch_s = max(st.records[-1]["elapsed_s"] / st.step * per_epoch if st.step else pace * per_epoch, 1e-9)
+            epoch_s = max(
+                st.records[-1]["elapsed_s"] / st.step * per_epoch if st.step else pace * per_epoch,
+                1e-9,
+            )
             ends["when the time budget has no room for another epoch"] = (
                 max(int(self.minutes * 60 // epoch_s), 1) * per_epoch
             )

@@ -95,7 +95,11 @@ def marian_state(model: EncoderDecoder) -> dict[str, Tensor]:
 
     for i in range(c.N):
         layer(f"encoder.layers.{i}", f"model.encoder.layers.{i}", dict(self_attn="self_attn"))
-        layer(f"decoder.layers.{i}", f"model.decoder.layers.{i}", dict(self_attn="self_attn", src_attn="encoder_attn"))
+        layer(
+            f"decoder.layers.{i}",
+            f"model.decoder.layers.{i}",
+            dict(self_attn="self_attn", src_attn="encoder_attn"),
+        )
     embedding = ours["tgt_embed.0.lut.weight"][:, order]
     for name in ("model.shared", "model.encoder.embed_tokens", "model.decoder.embed_tokens", "lm_head"):
         theirs[f"{name}.weight"] = embedding  # one matrix (§3.4)
@@ -137,7 +141,14 @@ MARIAN_SIZES = (  # MarianMT's settings that decide what a build allocates: chec
     *(f"{side}_{size}" for side in ("encoder", "decoder") for size in ("layers", "attention_heads", "ffn_dim")),
 )
 MARIAN_UNUSED = (  # MarianMT's settings that change no translation: training's, and the file's own bookkeeping
-    *("dropout", "attention_dropout", "activation_dropout", "encoder_layerdrop", "decoder_layerdrop", "init_std"),
+    *(
+        "dropout",
+        "attention_dropout",
+        "activation_dropout",
+        "encoder_layerdrop",
+        "decoder_layerdrop",
+        "init_std",
+    ),
     *("transformers_version", "architectures", "dtype", "torch_dtype", "use_cache"),
 )
 
@@ -147,7 +158,9 @@ def _check_marian(path: Path, model: dict):
     stored = read_model_json(path, "config.json")
     ours = marian_config(TransformerConfig(**model)).to_dict()
     if not isinstance(stored, dict) or "auto_map" in stored or stored.get("model_type") != "marian":
-        raise ModelFileError(f"{path / 'config.json'} is not MarianMT's (or names code of its own): it was altered.")
+        raise ModelFileError(
+            f"{path / 'config.json'} is not MarianMT's (or names code of its own): it was altered.",
+        )
     # what transformers reads where the file gives nothing
     defaults = _transformers().MarianConfig().to_dict()
     rest = (ours.keys() | stored.keys()) - {*MARIAN_SIZES, *MARIAN_UNUSED}
@@ -175,7 +188,10 @@ def fast_tokenizer(bpe: BPETokenizer):  # a transformers.PreTrainedTokenizerFast
     converter = optional_import("transformers.convert_slow_tokenizer", extra).SpmConverter
     processors = optional_import("tokenizers.processors", extra)
     proto = optional_import("sentencepiece.sentencepiece_model_pb2", extra).ModelProto.FromString(bpe.model)
-    tokenizer = converter.build_tokenizer_from_spm_proto(proto, {p.piece: i for i, p in enumerate(proto.pieces)})
+    tokenizer = converter.build_tokenizer_from_spm_proto(
+        proto,
+        {p.piece: i for i, p in enumerate(proto.pieces)},
+    )
     tokenizer.post_processor = processors.TemplateProcessing(
         single=f"$A {SPECIALS[EOS]}", special_tokens=[(SPECIALS[EOS], EOS)]
     )
@@ -289,7 +305,11 @@ class TransformersTranslator(BaseTranslator):
         limit = src.size(1) + search.max_extra  # it counts <s>: the tokens ours allows before its forced </s>
         config = generation_config(search, max_length=limit)
         with torch.no_grad():
-            out = self.model.generate(input_ids=src, attention_mask=torch.ones_like(src), generation_config=config)
+            out = self.model.generate(
+                input_ids=src,
+                attention_mask=torch.ones_like(src),
+                generation_config=config,
+            )
         return [self.tgt_vocab.decode(row[1:]) for row in out.tolist()]  # after <s>
 
 # %% ../nbs/10c_transformers.ipynb #78899a81

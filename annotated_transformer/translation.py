@@ -115,7 +115,12 @@ class BaseTranslator:
         "Copy the export this translator was opened from (`self.path`) to `out`, as `export` writes (`write_directory`)."
         return write_directory(out, copy_export(self.path, self.format, self.search), [self.format])
 
-    def searching(self, beam: int | None = None, alpha: float | None = None, allow_unk: bool | None = None) -> Search:
+    def searching(
+        self,
+        beam: int | None = None,
+        alpha: float | None = None,
+        allow_unk: bool | None = None,
+    ) -> Search:
         "`self.search` with the settings given (not None) changed, and checked; another kind of search becomes a `BeamSearch`."
         return self.checked(changed_search(self.search, beam, alpha, allow_unk))
 
@@ -161,7 +166,11 @@ class BaseTranslator:
             return batches
         return [list(same) for b in batches for _, same in itertools.groupby(b, lambda j: len(ids[j]))]
 
-    def decode_batch(self, ids: list[list[int]], search: Search) -> list[list[str]]:  # target tokens per sentence
+    def decode_batch(
+        self,
+        ids: list[list[int]],
+        search: Search,
+    ) -> list[list[str]]:  # target tokens per sentence
         "Translate one batch of encoded sentences: what each kind of translator does its own way."
         raise NotImplementedError
 
@@ -179,7 +188,12 @@ class BaseTranslator:
         search = self.searching(beam, alpha, allow_unk)
         ids = self.encode(sentences)
         outputs = [""] * len(sentences)
-        for batch in tqdm(self.length_batches(ids, max_tokens), desc="translate", unit="batch", disable=not progress):
+        for batch in tqdm(
+            self.length_batches(ids, max_tokens),
+            desc="translate",
+            unit="batch",
+            disable=not progress,
+        ):
             for i, tokens in zip(batch, self.decode_batch([ids[i] for i in batch], search)):
                 outputs[i] = self.tgt_tok.detokenize(tokens)
         return outputs
@@ -200,7 +214,15 @@ class Translator(BaseTranslator):
         stored_in: Path | None = None,  # the model file `search` was read from, named if the model cannot run it
     ):
         max_len = model.config.max_len
-        super().__init__(src_tok, tgt_tok, src_vocab, tgt_vocab, search=search, max_len=max_len, stored_in=stored_in)
+        super().__init__(
+            src_tok,
+            tgt_tok,
+            src_vocab,
+            tgt_vocab,
+            search=search,
+            max_len=max_len,
+            stored_in=stored_in,
+        )
         self.model = model.eval()
 
     @classmethod
@@ -215,7 +237,15 @@ class Translator(BaseTranslator):
         search: Search | None = None,  # any search instead of the stored one (then no settings)
     ) -> "Translator":
         "The model, tokenizers, vocabularies and search a checkpoint holds."
-        return cls.from_saved(path, read_checkpoint(path), device, search, beam=beam, alpha=alpha, allow_unk=allow_unk)
+        return cls.from_saved(
+            path,
+            read_checkpoint(path),
+            device,
+            search,
+            beam=beam,
+            alpha=alpha,
+            allow_unk=allow_unk,
+        )
 
     @classmethod
     def from_pretrained(
@@ -229,7 +259,15 @@ class Translator(BaseTranslator):
         search: Search | None = None,
     ) -> "Translator":
         "The model and search a model directory holds: safetensors and JSON, nothing unpickled."
-        return cls.from_saved(path, read_pretrained(path), device, search, beam=beam, alpha=alpha, allow_unk=allow_unk)
+        return cls.from_saved(
+            path,
+            read_pretrained(path),
+            device,
+            search,
+            beam=beam,
+            alpha=alpha,
+            allow_unk=allow_unk,
+        )
 
     @classmethod
     def from_saved(
@@ -242,7 +280,9 @@ class Translator(BaseTranslator):
     ) -> "Translator":
         "The translator of a checkpoint's contents, checked: configuration, weights, tokenizers, vocabularies and search."
         if search is not None and any(v is not None for v in settings.values()):
-            raise InputError(f"Give a search, or {', '.join(settings)}, not both: {search!r:.60} would ignore them.")
+            raise InputError(
+                f"Give a search, or {', '.join(settings)}, not both: {search!r:.60} would ignore them.",
+            )
         model = checked_model(path, saved).to(device or default_device())
         vocabularies = checked_vocabularies(path, saved)
         if search is not None:
@@ -258,7 +298,14 @@ class Translator(BaseTranslator):
     def int8(self) -> "Translator":
         "This translator with 8-bit weights in its linear layers (`int8_linears`): faster on a CPU, for translating only."
         model = int8_linears(self.model)
-        return Translator(model, self.src_tok, self.tgt_tok, self.src_vocab, self.tgt_vocab, search=self.search)
+        return Translator(
+            model,
+            self.src_tok,
+            self.tgt_tok,
+            self.src_vocab,
+            self.tgt_vocab,
+            search=self.search,
+        )
 
     def source_batches(
         self,
@@ -343,7 +390,9 @@ def _translate_block(
     if stop:  # translate and write what comes before the bad line, then stop
         block = [(n, r) for n, r in block if n < stop]
         texts = {n: t for n, t in texts.items() if n < stop}
-    translated = dict(zip(texts, translator.translate(list(texts.values()), max_tokens=max_tokens) if texts else []))
+    translated = dict(
+        zip(texts, translator.translate(list(texts.values()), max_tokens=max_tokens) if texts else []),
+    )
     _write_lines(out, [(n, translated.get(n, "") + "\n") for n, _ in block])
     if stop:
         raise DataError(
@@ -446,7 +495,9 @@ def evaluate_pairs(
 ) -> tuple[dict, pd.DataFrame]:  # the scores, and source / reference / hypothesis per sentence
     "Translate the sources and score the translations against the references."
     if not pairs:
-        raise DataError("The test set holds no sentence pairs: there is nothing to score. Check the files given.")
+        raise DataError(
+            "The test set holds no sentence pairs: there is nothing to score. Check the files given.",
+        )
     sources, references = [s for s, _ in pairs], [t for _, t in pairs]
     start = time.perf_counter()
     hypotheses = translator.translate(sources, beam=beam, alpha=alpha, allow_unk=allow_unk, progress=progress)
@@ -470,7 +521,9 @@ def alpha_search(
     rows = []
     for alpha in alphas:
         scores, _ = evaluate_pairs(translator, pairs, beam=beam, alpha=alpha, allow_unk=allow_unk)
-        rows.append(dict(alpha=alpha, sacrebleu=scores["sacrebleu"], brevity_penalty=scores["brevity_penalty"]))
+        rows.append(
+            dict(alpha=alpha, sacrebleu=scores["sacrebleu"], brevity_penalty=scores["brevity_penalty"]),
+        )
     return pd.DataFrame(rows).set_index("alpha")
 
 # %% ../nbs/08e_translation.ipynb #53a4fae1
@@ -486,7 +539,9 @@ def best_average(
     run, snapshots = Path(run), snapshot_files(run)
     last = [run / "last.pt"] if (run / "last.pt").is_file() else snapshots[-1:]
     if not last:
-        raise MissingFileError(f"{run} holds no last.pt and no weight snapshots: there are no weights to choose from.")
+        raise MissingFileError(
+            f"{run} holds no last.pt and no weight snapshots: there are no weights to choose from.",
+        )
     means = {f"mean of the last {k}": snapshots[-k:] for k in range(2, min(most, len(snapshots)) + 1)}
     rows = []
     best = None

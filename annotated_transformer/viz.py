@@ -110,7 +110,11 @@ def attention_chart(
             value=0,
             bind=alt.binding_select(options=list(range(len(kinds))), labels=kinds, name="attention "),
         ),
-        alt.param(name="layer", value=1, bind=alt.binding_select(options=list(range(1, N + 1)), name="layer ")),
+        alt.param(
+            name="layer",
+            value=1,
+            bind=alt.binding_select(options=list(range(1, N + 1)), name="layer "),
+        ),
         alt.param(name="head", value=1, bind=alt.binding_select(options=list(range(1, h + 1)), name="head ")),
         alt.param(name="queries", value=[q for q, _ in axes]),  # per kind: the row labels
         alt.param(name="keys", value=[k for _, k in axes]),  # and the column labels
@@ -166,7 +170,15 @@ class Drawing:
         self.under = []  # frames, drawn first
         self.parts = []  # everything else
 
-    def text(self, x: float, y: float, text: str, code: bool = False, anchor: str = "middle", size: float = 0):
+    def text(
+        self,
+        x: float,
+        y: float,
+        text: str,
+        code: bool = False,
+        anchor: str = "middle",
+        size: float = 0,
+    ):
         style = (
             f'font-family="ui-monospace, Menlo, Consolas, monospace" fill="{_CODE_INK}"' if code else f'fill="{_INK}"'
         )
@@ -223,7 +235,9 @@ class Drawing:
 
     def frame(self, x: float, y: float, w: float, h: float):
         "The grey frame of a stack's layer, behind its blocks."
-        self.under.append(f'<rect x="{x}" y="{y}" width="{w}" height="{h}" rx="12" fill="#efefef" stroke="#999"/>')
+        self.under.append(
+            f'<rect x="{x}" y="{y}" width="{w}" height="{h}" rx="12" fill="#efefef" stroke="#999"/>',
+        )
         return self
 
     def svg(self) -> str:
@@ -245,7 +259,15 @@ _FEED_FORWARD = ("PositionwiseFeedForward", "model.html#positionwisefeedforward"
 _WIDE = 196  # the sub-layers' boxes
 
 
-def _sublayer(d: Drawing, cx: float, branch: float, top: float, label: str, part: tuple, gap: float = 20) -> float:
+def _sublayer(
+    d: Drawing,
+    cx: float,
+    branch: float,
+    top: float,
+    label: str,
+    part: tuple,
+    gap: float = 20,
+) -> float:
     """A sub-layer upwards: its block from `top`, Add & Norm above it, and the residual path from `branch` (on the
     line into the block) around both. Returns the top of Add & Norm."""
     code, href, fill = part
@@ -281,7 +303,12 @@ def _embedding(d: Drawing, cx: float, label: str, caption: str, side: int):
 
 def figure_1() -> str:
     "Figure 1 of the paper, the Transformer, with the names of the classes that build each part."
-    d = Drawing(720, 850, "Figure 1: The Transformer - model architecture (after Vaswani et al., 2017)", "figure-1")
+    d = Drawing(
+        720,
+        850,
+        "Figure 1: The Transformer - model architecture (after Vaswani et al., 2017)",
+        "figure-1",
+    )
     enc, dec = 230, 500
     # the encoder, upwards
     _embedding(d, enc, "Input Embedding", "Inputs", -1)

@@ -94,7 +94,12 @@ def wmt14_files(
     if not Path(data_dir).is_dir():
         raise MissingFileError(f"The WMT 2014 directory {data_dir} does not exist. {WMT14_ADVICE}")
     return tuple(
-        find_corpus_file(Path(data_dir), f"{WMT14_FILES[split]}.{lang}", WMT14_ADVICE) for lang in (src_lang, tgt_lang)
+        find_corpus_file(
+            Path(data_dir),
+            f"{WMT14_FILES[split]}.{lang}",
+            WMT14_ADVICE,
+        )
+        for lang in (src_lang, tgt_lang)
     )
 
 
