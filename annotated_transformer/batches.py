@@ -39,8 +39,8 @@ class TokenBudgetSampler(Sampler):
         self.lengths = np.maximum(self.src_lengths, self.tgt_lengths)
         if len(self.lengths) and self.lengths.max() > max_tokens:
             raise InputError(
-                f"max_tokens={max_tokens} is smaller than the longest sentence ({self.lengths.max()} tokens): "
-                "raise max_tokens, or drop long sentences with a smaller max_len."
+                f"max_tokens={max_tokens} is smaller than the longest sentence ({self.lengths.max()} "
+                "tokens): raise max_tokens, or drop long sentences with a smaller max_len."
             )
         self.max_tokens = max_tokens
         self.shuffle = shuffle

@@ -528,7 +528,8 @@ def _save_benchmark(args: argparse.Namespace):
         args.data_dir, args.checkpoint, args.batches, args.repeats, args.threads, args.device, autocast, args.rounds
     )
     text = (
-        f"{date.today()}, {_device_name(args.device)}, torch {torch.__version__}, {autocast or torch.float32}\n"
+        f"{date.today()}, {_device_name(args.device)}, torch {torch.__version__}, "
+        f"{autocast or torch.float32}\n"
         f"{format_table(table)}\n"
     )
     out = Path(args.out)

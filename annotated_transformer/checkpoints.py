@@ -194,8 +194,9 @@ def read_checkpoint(
             contents = torch.load(path, map_location=map_location, weights_only=True, mmap=mmap)
     except pickle.UnpicklingError:  # weights_only found something else than tensors and plain data
         raise ModelFileError(
-            f"Could not read the checkpoint {path}: it holds something other than tensors and plain data (another "
-            "kind of file, or a pickle from elsewhere, which could run code if it were loaded), so it is not loaded."
+            f"Could not read the checkpoint {path}: it holds something other than tensors and plain data "
+            "(another kind of file, or a pickle from elsewhere, which could run code if it were loaded), so "
+            "it is not loaded."
         ) from None
     except PermissionError:
         raise  # the file is whole, but not ours to read: the operating system's message says so
@@ -207,8 +208,8 @@ def read_checkpoint(
     checksums = [contents.pop(k, None) if isinstance(contents, dict) else None for k in CHECKSUMS]
     if not mmap and not _checksum_holds(contents, *checksums):
         raise ModelFileError(
-            f"{path} is damaged or was altered: what it holds does not match the checksum written with it (a disk "
-            "or copy error?). Use another checkpoint of the run, or copy this one again."
+            f"{path} is damaged or was altered: what it holds does not match the checksum written with it (a "
+            "disk or copy error?). Use another checkpoint of the run, or copy this one again."
         )
     return contents
 
@@ -399,8 +400,8 @@ def average_checkpoints(
     # a checkpoint of an older version has none
     if len(runs := {s["run_id"] for s in saved if s.get("run_id")}) > 1:
         raise InputError(
-            f"{', '.join(map(str, paths))} come from {len(runs)} different runs: the weights of different runs lie on "
-            "no common path, and their mean translates nothing. Average the snapshots of one run."
+            f"{', '.join(map(str, paths))} come from {len(runs)} different runs: the weights of different "
+            "runs lie on no common path, and their mean translates nothing. Average the snapshots of one run."
         )
     rest = {k: v for k, v in saved[-1].items() if k not in TRAINING_STATE}
     return dict(

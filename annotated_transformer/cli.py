@@ -142,8 +142,8 @@ def _add_test_set_options(
     command.add_argument(
         "--source",
         type=_path,
-        help="instead of a split, your own test set: its source sentences, a sentence a line (plain, or .gz), "
-        "or one tab-separated file of sentences and references",
+        help="instead of a split, your own test set: its source sentences, a sentence a line (plain, or "
+        ".gz), or one tab-separated file of sentences and references",
     )
     command.add_argument(
         "--reference",
@@ -217,8 +217,9 @@ def _add_train_corpus(tasks, name: str, corpus: Corpus):
     p = tasks.add_parser(
         name,
         help=corpus.about,
-        description=f"Train a translator: {corpus.about}. Checkpoints go to --out every 10 minutes of training, "
-        "after each epoch and with every weight snapshot; --resume continues an interrupted run from there.",
+        description=f"Train a translator: {corpus.about}. Checkpoints go to --out every 10 minutes of "
+        "training, after each epoch and with every weight snapshot; --resume continues an interrupted run "
+        "from there.",
     )
     p.add_argument(
         "--out",
@@ -230,8 +231,8 @@ def _add_train_corpus(tasks, name: str, corpus: Corpus):
     p.add_argument(
         "--resume",
         action="store_true",
-        help="continue the run in --out where it stopped (a finished one extends with more --epochs, --steps or "
-        "--minutes, unless its schedule planned its end)",
+        help="continue the run in --out where it stopped (a finished one extends with more --epochs, --steps "
+        "or --minutes, unless its schedule planned its end)",
     )
     _add_device_option(p, torchrun=True)
     _add_progress_option(p, " (the snapshot lines are printed anyway)")
@@ -266,9 +267,9 @@ def _add_prepare(commands):
     prepare = commands.add_parser(
         "prepare",
         help="encode a corpus once, before training on it (a large one, before torchrun starts)",
-        description="Encode a corpus into token ids on disk, once, as `train` with the same data and recipe options "
-        "would: a run then starts at once. It is kept in the cache ($ANNOTATED_TRANSFORMER_CACHE, else "
-        "~/.cache/annotated-transformer), named by what made it.",
+        description="Encode a corpus into token ids on disk, once, as `train` with the same data and recipe "
+        "options would: a run then starts at once. It is kept in the cache ($ANNOTATED_TRANSFORMER_CACHE, "
+        "else ~/.cache/annotated-transformer), named by what made it.",
     )
     tasks = prepare.add_subparsers(dest="task", required=True, metavar="CORPUS")
     for name, corpus in CORPORA.items():
@@ -300,8 +301,8 @@ def _add_translate(commands):
         "--on-error",
         choices=("stop", "skip"),
         default="stop",
-        help="a line that cannot be translated (not UTF-8, too long): stop there, after translating the lines "
-        "before it, or skip it, writing an empty line (default: %(default)s)",
+        help="a line that cannot be translated (not UTF-8, too long): stop there, after translating the "
+        "lines before it, or skip it, writing an empty line (default: %(default)s)",
     )
 
 
@@ -311,8 +312,9 @@ def _add_evaluate(commands):
         commands,
         "evaluate",
         help="BLEU of a checkpoint on a test set",
-        description="Translate a test set (a split of the corpus, or your own files: --source, --reference) and print "
-        "sacreBLEU (with its signature) and, for comparison with some papers and tutorials, BLEU on lowercased tokens.",
+        description="Translate a test set (a split of the corpus, or your own files: --source, --reference) "
+        "and print sacreBLEU (with its signature) and, for comparison with some papers and tutorials, BLEU "
+        "on lowercased tokens.",
     )
     _add_test_set_options(p, "the corpus whose --split to score")
     p.add_argument("--hypotheses", type=_path, help="also write the translations to this file")
@@ -324,10 +326,10 @@ def _add_average(commands):
     p = commands.add_parser(
         "average",
         help="average checkpoints into one",
-        description="Average the weights of checkpoints of one run (§6.1). Given a run directory, choose on validation: "
-        "its last weights (last.pt) or the mean of its last 2 to 5 weight snapshots, whichever scores the best sacreBLEU, "
-        "into best.pt; or, with --last K, the mean of its last K snapshots, into average_K.pt. Given files, their mean. "
-        "The result translates like any checkpoint.",
+        description="Average the weights of checkpoints of one run (§6.1). Given a run directory, choose on "
+        "validation: its last weights (last.pt) or the mean of its last 2 to 5 weight snapshots, whichever "
+        "scores the best sacreBLEU, into best.pt; or, with --last K, the mean of its last K snapshots, into "
+        "average_K.pt. Given files, their mean. The result translates like any checkpoint.",
     )
     p.add_argument(
         "checkpoints", type=_path, nargs="+", metavar="RUN_OR_CHECKPOINT", help="a run directory, or checkpoint files"
@@ -352,11 +354,12 @@ def _add_export(commands):
     p = commands.add_parser(
         "export",
         help="write a model to share: safetensors and JSON, CTranslate2, ONNX, or transformers",
-        description="Write a trained model as a directory other tools read: the weights as safetensors, the configuration "
-        "and vocabularies as JSON, and a README with the BLEU it scored (--format native); or converted for CTranslate2 "
-        "(--format ctranslate2, with --quantization int8 for 8-bit weights); or as ONNX graphs for onnxruntime and the browser "
-        "(--format onnx, also with --quantization int8); or as a MarianMT directory for Hugging Face's transformers "
-        "(--format transformers, a BPE model). Load it with translate --model DIR.",
+        description="Write a trained model as a directory other tools read: the weights as safetensors, the "
+        "configuration and vocabularies as JSON, and a README with the BLEU it scored (--format native); or "
+        "converted for CTranslate2 (--format ctranslate2, with --quantization int8 for 8-bit weights); or as "
+        "ONNX graphs for onnxruntime and the browser (--format onnx, also with --quantization int8); or as a "
+        "MarianMT directory for Hugging Face's transformers (--format transformers, a BPE model). Load it "
+        "with translate --model DIR.",
     )
     p.add_argument(
         "run",
@@ -421,8 +424,9 @@ def _train_copy(args: argparse.Namespace):
         if int(os.environ.get("RANK", 0)) != 0:
             return
         print(
-            f"train copy runs in one process: the first of the {world_size} that torchrun started (the others stop now). "
-            "It trains in under a minute; train multi30k and train wmt14 train data-parallel.",
+            f"train copy runs in one process: the first of the {world_size} that torchrun started (the "
+            "others stop now). It trains in under a minute; train multi30k and train wmt14 train "
+            "data-parallel.",
             file=sys.stderr,
         )
     print(train_copy_task(args.epochs, args.seed, progress=not args.no_progress))
@@ -455,9 +459,9 @@ def _train(args: argparse.Namespace, device: torch.device | None):
         # a shared BPE writes no <unk>
         no_unk = " --no-unk" if recipe and recipe.vocabulary == "words" else ""
         print(
-            f"done: {args.out / 'last.pt'}; choose its best weights on validation with: annotated-transformer average "
-            f"{args.out} {val_set}{no_unk}; "
-            f"score it with: annotated-transformer evaluate {test_set} --model {args.out / 'best.pt'}{no_unk}"
+            f"done: {args.out / 'last.pt'}; choose its best weights on validation with: "
+            f"annotated-transformer average {args.out} {val_set}{no_unk}; score it with: "
+            f"annotated-transformer evaluate {test_set} --model {args.out / 'best.pt'}{no_unk}"
         )
 
 
@@ -470,8 +474,9 @@ def _prepare(args: argparse.Namespace):
     pairs = ", ".join(f"{len(split):,} {name}" for name, split in prepared.splits.items())
     size = sum(path.stat().st_size for path in prepared.folder.iterdir())
     print(
-        f"prepared: {pairs} pairs as {prepared.manifest['dtype']} ids, {size / 1e6:,.1f} MB in {prepared.folder} "
-        f"({time.perf_counter() - start:,.0f} s); `train {args.task}` with the same data and recipe options uses it"
+        f"prepared: {pairs} pairs as {prepared.manifest['dtype']} ids, {size / 1e6:,.1f} MB in "
+        f"{prepared.folder} ({time.perf_counter() - start:,.0f} s); `train {args.task}` with the same data "
+        "and recipe options uses it"
     )
 
 # %% ../nbs/14_cli.ipynb #2bf0f427
@@ -482,8 +487,8 @@ def _score(
     if args.source or args.reference:
         if not args.source or args.split:
             raise InputError(
-                "Score either a split of the corpus (--split) or your own files (--source, with --reference unless "
-                "the source is one tab-separated file of sentences and references)."
+                "Score either a split of the corpus (--split) or your own files (--source, with --reference "
+                "unless the source is one tab-separated file of sentences and references)."
             )
         pairs = read_pairs(
             [args.source, args.reference] if args.reference else [args.source],
@@ -491,8 +496,9 @@ def _score(
         )
         if pairs and all(source == reference for source, reference in pairs):
             raise InputError(
-                f"Each reference is its own source sentence ({args.source}, {args.reference or 'its second column'}): "
-                "give the references in the target language, line by line with the sources."
+                f"Each reference is its own source sentence ({args.source}, "
+                f"{args.reference or 'its second column'}): give the references in the target language, line "
+                "by line with the sources."
             )
         scores, outputs = evaluate_pairs(open_model(), pairs, progress=True)
         return dict(split=str(args.source), **scores), outputs
@@ -503,7 +509,8 @@ def _score(
     held = {corpus.recipe.src_lang, corpus.recipe.tgt_lang}
     if not {model.src_tok.lang, model.tgt_tok.lang} <= held:
         raise InputError(
-            f"{args.corpus} holds {' and '.join(sorted(held))} text, and this model translates {model.src_tok.lang}→"
+            f"{args.corpus} holds {' and '.join(sorted(held))} text, and this model translates "
+            f"{model.src_tok.lang}→"
             f"{model.tgt_tok.lang}: score it on your own files (--source, and --reference)."
         )
     return corpus.evaluate(model, split, args.data_dir, progress=True)
@@ -534,8 +541,9 @@ def _export(args: argparse.Namespace, device: torch.device | None):
     path = formats.export_source(args.run)
     if args.alpha is not None and target.penalty != PAPER_PENALTY:
         raise InputError(
-            f"--alpha is §6.1's length penalty, and a {target.name} directory stores an α for its engine's own "
-            f"({target.penalty}), chosen on validation: leave --alpha out, or give it to translate --model."
+            f"--alpha is §6.1's length penalty, and a {target.name} directory stores an α for its engine's "
+            f"own ({target.penalty}), chosen on validation: leave --alpha out, or give it to translate "
+            "--model."
         )
     # the search it stores
     translator = Translator.from_checkpoint(path, device=device, **_search_settings(args))

@@ -58,8 +58,9 @@ def iter_pairs(
             empty.append(n)
     if bad:  # at the end, as every line has been read: `bad` lists them all
         raise DataError(
-            f"{paths[0]}: line(s) {line_numbers(bad)} do not hold exactly one tab. Each line of a tab-separated corpus is a "
-            "sentence, a tab, and its translation; or give two files, a sentence a line."
+            f"{paths[0]}: line(s) {line_numbers(bad)} do not hold exactly one tab. Each line of a "
+            "tab-separated corpus is a sentence, a tab, and its translation; or give two files, a sentence a "
+            "line."
         )
     if empty and not drop_empty:
         raise DataError(
@@ -110,8 +111,9 @@ def check_languages(recipe: Recipe, *files: Sequence[str | Path] | None):  # the
     for named in [file_languages(paths) for paths in files if paths]:
         if named and named != (recipe.src_lang, recipe.tgt_lang):
             raise InputError(
-                f"The files' names say {named[0]}→{named[1]}, the recipe {recipe.src_lang}→{recipe.tgt_lang}: give "
-                "--src-lang and --tgt-lang as the files are, or the files in the order source, target."
+                f"The files' names say {named[0]}→{named[1]}, the recipe "
+                f"{recipe.src_lang}→{recipe.tgt_lang}: give --src-lang and --tgt-lang as the files are, or "
+                "the files in the order source, target."
             )
     if recipe.vocabulary == "words" and (
         lacking := [x for x in (recipe.src_lang, recipe.tgt_lang) if not spacy_has(x)]
@@ -137,8 +139,8 @@ def hold_out(
     if not 0 < size < n:
         fix = f"a --val-size from 1 to {n - 1}" if n > 1 else "more than one pair to train on"
         raise InputError(
-            f"Cannot hold out {size} of {n} pair(s){' (a tenth, by default)' * default} for validation: give a "
-            f"validation set (--val), or {fix}."
+            f"Cannot hold out {size} of {n} pair(s){' (a tenth, by default)' * default} for validation: give "
+            f"a validation set (--val), or {fix}."
         )
     held = set(random.Random(0).sample(range(n), size))
     validation = [pair for i, pair in enumerate(pairs) if i in held]
@@ -147,7 +149,8 @@ def hold_out(
     if next(iter(training), None) is None:
         raise DataError(
             f"Each of the {n} pairs is a copy of a held-out validation pair ({len(seen)} different), so none "
-            "is left to train on: give a validation set of other pairs (--val), or a corpus of more different pairs."
+            "is left to train on: give a validation set of other pairs (--val), or a corpus of more "
+            "different pairs."
         )
     return training, validation
 
@@ -178,13 +181,13 @@ def without_validation(
             shared.add(pair)
     if copies == counted:
         raise DataError(
-            f"Each of the {counted} training pairs is also a validation pair, so none is left to train on: give a "
-            "validation set of other pairs (--val), or none, to hold some of the training pairs out."
+            f"Each of the {counted} training pairs is also a validation pair, so none is left to train on: "
+            "give a validation set of other pairs (--val), or none, to hold some of the training pairs out."
         )
     if copies:
         logger.warning(
-            f"{len(shared)} of the {len(seen)} different validation pairs are also training pairs: their {copies} "
-            "training copies are left out, so that validation measures translation, not memory."
+            f"{len(shared)} of the {len(seen)} different validation pairs are also training pairs: their "
+            f"{copies} training copies are left out, so that validation measures translation, not memory."
         )
     return training
 
@@ -246,8 +249,8 @@ def new_corpus_recipe(
     src, tgt = given.get("src_lang") or named[0], given.get("tgt_lang") or named[1]
     if not (src and tgt):
         raise InputError(
-            "Say which languages the corpus holds: --src-lang and --tgt-lang (in Python, recipe=corpus_recipe(src, tgt)); "
-            "the files' names do not, as train.en.gz and train.de.gz would."
+            "Say which languages the corpus holds: --src-lang and --tgt-lang (in Python, "
+            "recipe=corpus_recipe(src, tgt)); the files' names do not, as train.en.gz and train.de.gz would."
         )
     return replace(corpus_recipe(src, tgt), **given)
 

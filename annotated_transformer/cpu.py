@@ -83,8 +83,8 @@ def int8_linears(
     quantize = getattr(torch.ao.quantization, "quantize_dynamic", None)
     if quantize is None or torch.backends.quantized.engine == "none":
         raise InputError(
-            f"PyTorch {torch.__version__} has no dynamic 8-bit quantization for this CPU: translate without 8-bit "
-            "weights, or export with --format ctranslate2 --quantization int8 for CTranslate2's."
+            f"PyTorch {torch.__version__} has no dynamic 8-bit quantization for this CPU: translate without "
+            "8-bit weights, or export with --format ctranslate2 --quantization int8 for CTranslate2's."
         )
     with warnings.catch_warnings():  # its deprecation notes, for torchao's API (above)
         warnings.filterwarnings("ignore", "torch.ao.quantization is deprecated|torch.quantize_per_tensor")

@@ -202,7 +202,8 @@ def multi30k_ways(
     return (
         "Provide Multi30k one of three ways: pass the directory that holds its files (--data-dir DIR on the "
         "command line, data_dir=DIR in Python), set MULTI30K_DIR=DIR, or put the published files "
-        f"({', '.join(MULTI30K_SHA256)}) in {cache or cache_dir() / 'multi30k'} (the cache: $ANNOTATED_TRANSFORMER_CACHE)."
+        f"({', '.join(MULTI30K_SHA256)}) in {cache or cache_dir() / 'multi30k'} (the cache: "
+        "$ANNOTATED_TRANSFORMER_CACHE)."
     )
 
 
@@ -273,8 +274,8 @@ def iter_lines(
             ) from None
     if empty and not allow_empty:  # after the last line: a stream that reaches here has read them all
         raise DataError(
-            f"{path} has {len(empty)} empty line(s), at line number(s) {line_numbers(empty)}. Every line must "
-            "hold one sentence, and line i of each language must translate line i of the other."
+            f"{path} has {len(empty)} empty line(s), at line number(s) {line_numbers(empty)}. Every line "
+            "must hold one sentence, and line i of each language must translate line i of the other."
         )
 
 
@@ -305,8 +306,8 @@ def _decoded(path: Path, number: int, raw: bytes) -> str:
         ) from None
     if "\r" in line:
         raise DataError(
-            f"{path}: line {number} holds a carriage return (\\r). Lines that end in a carriage return alone, "
-            "as old Mac files end them, read as one: convert the line ends to newlines."
+            f"{path}: line {number} holds a carriage return (\\r). Lines that end in a carriage return "
+            "alone, as old Mac files end them, read as one: convert the line ends to newlines."
         )
     return line
 

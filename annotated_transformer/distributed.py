@@ -152,8 +152,9 @@ def distributed(backend: str | None = None, timeout_minutes: float | None = None
         if processes.world_size == 1 or "timed out" not in str(e).lower():
             raise
         raise WaitTimeoutError(
-            f"Process {processes.rank} waited {processes.timeout_minutes:g} minutes for the others, and one did not "
-            "answer: it stopped, hangs or died. The run continues from its last checkpoint with --resume."
+            f"Process {processes.rank} waited {processes.timeout_minutes:g} minutes for the others, and one "
+            "did not answer: it stopped, hangs or died. The run continues from its last checkpoint with "
+            "--resume."
         ) from e
     finally:
         if dist.is_initialized():
@@ -202,8 +203,9 @@ def launch(
     "Run `fn` in `world_size` new processes that train together, and wait for them."
     if not _importable(fn):
         raise InputError(
-            f"{getattr(fn, '__name__', fn)!r} is defined in __main__ (a notebook or a script) or inside a function, "
-            "where new processes cannot import it: define it in a module, or launch the script with torchrun."
+            f"{getattr(fn, '__name__', fn)!r} is defined in __main__ (a notebook or a script) or inside a "
+            "function, where new processes cannot import it: define it in a module, or launch the script "
+            "with torchrun."
         )
     mp.start_processes(
         _worker, args=(world_size, _free_port(), fn, args, kwargs), nprocs=world_size, start_method="spawn"

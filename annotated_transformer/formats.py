@@ -155,6 +155,6 @@ def _no_int8(path: Path, format: Format) -> str:  # the message
             f"{path} holds 8-bit weights already ({format.name}, exported with --quantization int8): leave out --int8."
         )
     return (
-        f"8-bit weights while translating (--int8) are PyTorch's, and {path} is a {format.name} directory: export "
-        f"the model with --format {_quantizing_formats()} --quantization int8 for that engine's own."
+        f"8-bit weights while translating (--int8) are PyTorch's, and {path} is a {format.name} directory: "
+        f"export the model with --format {_quantizing_formats()} --quantization int8 for that engine's own."
     )

@@ -73,8 +73,9 @@ def run_summary(
     "A run's epochs, updates and minutes of training so far, and its lowest validation loss, in one line."
     evals = evaluations(run).reset_index()
     return (
-        f"{evals.epoch.max()} epochs, {evals.step.max():,} updates, {evals.elapsed_s.max() / 60:.1f} minutes of training, "
-        f"lowest validation loss {evals.val_loss.min():.3f} after epoch {evals.epoch[evals.val_loss.idxmin()]}"
+        f"{evals.epoch.max()} epochs, {evals.step.max():,} updates, {evals.elapsed_s.max() / 60:.1f} minutes "
+        f"of training, lowest validation loss {evals.val_loss.min():.3f} after epoch "
+        f"{evals.epoch[evals.val_loss.idxmin()]}"
     )
 
 # %% ../nbs/09_multi30k.ipynb #1209bb64

@@ -162,8 +162,9 @@ def _inside(folder: Path, path: Path) -> bool:
 
 def _link_out(path: Path) -> str:  # the message
     return (
-        f"{path} is a link to {path.resolve()}, outside the directory: a model directory's files are read only inside "
-        "it. Copy the files in if you trust them (`cp -rL`; from the Hugging Face Hub, `snapshot_download(local_dir=...)`)."
+        f"{path} is a link to {path.resolve()}, outside the directory: a model directory's files are read "
+        "only inside it. Copy the files in if you trust them (`cp -rL`; from the Hugging Face Hub, "
+        "`snapshot_download(local_dir=...)`)."
     )
 
 
@@ -175,8 +176,8 @@ def model_file(
     "A file of a model directory, checked: a plain name, and a regular file inside the folder (a link may point within it)."
     if not isinstance(name, str) or name in ("", ".", "..") or Path(name).name != name or "\\" in name:
         raise ModelFileError(
-            f"{folder} names a file {name!r} that is not a plain name in it: a model directory's files lie in the "
-            "directory itself. It was altered: copy it again."
+            f"{folder} names a file {name!r} that is not a plain name in it: a model directory's files lie "
+            "in the directory itself. It was altered: copy it again."
         )
     path = folder / name
     try:
@@ -204,8 +205,8 @@ def read_model_bytes(
         data = f.read(MAX_READ + 1)
     if len(data) > MAX_READ:
         raise ModelFileError(
-            f"{folder / name} is over {MAX_READ >> 20} MB, more than a description or a BPE model holds: it is not "
-            "the file the model was written with. Copy the directory again."
+            f"{folder / name} is over {MAX_READ >> 20} MB, more than a description or a BPE model holds: it "
+            "is not the file the model was written with. Copy the directory again."
         )
     return data
 
@@ -416,8 +417,8 @@ def read_description(
     found = written_as(path)
     if found and found.split("/")[0] != format.split("/")[0]:  # another kind of directory than this reader's
         raise ModelFileError(
-            f"{path} is a directory of format {found!r}, not {format!r}: open it with `open_translator`, which opens "
-            "every format (on the command line, translate --model)."
+            f"{path} is a directory of format {found!r}, not {format!r}: open it with `open_translator`, "
+            "which opens every format (on the command line, translate --model)."
         )
     no_way_out(path)
     absent = f"{path} holds no {name}: it is not a model directory (`annotated-transformer export` writes one)."
@@ -434,8 +435,8 @@ def read_description(
     # (version 0.4's directories have none)
     if "sha256" in config and config["sha256"] != description_sha256(config):
         raise ModelFileError(
-            f"{path / name} was changed after it was written (its checksum no longer matches), so its model would not "
-            "be the one trained: copy the directory again, or export it anew."
+            f"{path / name} was changed after it was written (its checksum no longer matches), so its model "
+            "would not be the one trained: copy the directory again, or export it anew."
         )
     # the defaults of what it leaves out, too
     config["model"] = asdict(checked_config(path / name, config["model"]))
@@ -578,9 +579,10 @@ def _card_data(config: dict) -> str:  # Markdown: the card's section on the trai
     if not corpus:
         return f"Trained on its user's own corpus. {unknown}"
     return (
-        f"Trained on {corpus['name']}: {corpus['holds']} ({corpus['citation']}). The data is {corpus['terms']}, "
-        f"and the model comes with the same terms.\n\nIt translates text like its training data best; other kinds "
-        f"(longer sentences, other subjects) come out worse, and it knows nothing that its data did not hold. {unknown}"
+        f"Trained on {corpus['name']}: {corpus['holds']} ({corpus['citation']}). The data is "
+        f"{corpus['terms']}, and the model comes with the same terms.\n\nIt translates text like its "
+        "training data best; other kinds (longer sentences, other subjects) come out worse, and it knows "
+        f"nothing that its data did not hold. {unknown}"
     )
 
 

@@ -285,7 +285,8 @@ def _export_graph(model: EncoderDecoder, name: str, example: tuple, path: Path):
 ONNX_FORMAT = "annotated-transformer-onnx/2"  # config.json's "format"; version 2 adds text.json's checksum
 ONNX_QUANTIZATIONS = ("int8",)
 ONNX_WEIGHTS = (
-    "- `encoder.onnx` and `decoder.onnx`: the encoder and one decoder step, every attention weight among their outputs\n"
+    "- `encoder.onnx` and `decoder.onnx`: the encoder and one decoder step, every attention weight among "
+    "their outputs\n"
     "- `text.json`: the tokenizers' rules, for the browser's `text.js` (words) or `bpe.js` (BPE)"
 )
 ONNX_USE = """```sh
@@ -365,15 +366,15 @@ def export_onnx(
         )
     if isinstance(translator.tgt_tok, Tokenizer) and translator.tgt_tok.lang in MOSES_OWN_RULES:
         raise InputError(
-            f"The browser cannot detokenize {translator.tgt_tok.lang}: it follows Moses' detokenizer for every language "
-            f"but {', '.join(MOSES_OWN_RULES)}, which Moses treats by rules of their own. Export this model in another "
-            "format (--format native or ctranslate2)."
+            f"The browser cannot detokenize {translator.tgt_tok.lang}: it follows Moses' detokenizer for "
+            f"every language but {', '.join(MOSES_OWN_RULES)}, which Moses treats by rules of their own. "
+            "Export this model in another format (--format native or ctranslate2)."
         )
     if (size := _float32_bytes(translator.model)) >= ONNX_MAX_BYTES:
         raise InputError(
-            f"This model's weights take {size / 2**30:.1f} GiB in float32, past the 2 GiB an ONNX file can hold; "
-            "this format keeps each graph in one file, as a browser loads it. Export it with --format native, "
-            "ctranslate2 or transformers, which hold a model of any size."
+            f"This model's weights take {size / 2**30:.1f} GiB in float32, past the 2 GiB an ONNX file can "
+            "hold; this format keeps each graph in one file, as a browser loads it. Export it with --format "
+            "native, ctranslate2 or transformers, which hold a model of any size."
         )
     out = Path(out)
     model = _web_model(translator.model)

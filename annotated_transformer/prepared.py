@@ -349,8 +349,8 @@ def _prepare(folder: Path, write: Callable[[Path], object]):
         shutil.rmtree(staging, ignore_errors=True)
         if isinstance(e, OSError) and e.errno in NO_ROOM:
             raise WriteError(
-                f"Could not prepare the corpus in {folder} ({e.strerror}): nothing was kept. Make room there, or set "
-                "ANNOTATED_TRANSFORMER_CACHE to a folder with room."
+                f"Could not prepare the corpus in {folder} ({e.strerror}): nothing was kept. Make room "
+                "there, or set ANNOTATED_TRANSFORMER_CACHE to a folder with room."
             ) from e
         raise
 

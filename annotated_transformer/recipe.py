@@ -109,8 +109,9 @@ class Recipe:
             )
         if self.cooldown and self.minutes:
             raise InputError(
-                "A cooldown is counted back from the end that epochs or steps set, and a time budget (minutes) may end "
-                "the run before the rate has fallen: with a cooldown, give minutes=0 (--minutes 0)."
+                "A cooldown is counted back from the end that epochs or steps set, and a time budget "
+                "(minutes) may end the run before the rate has fallen: with a cooldown, give minutes=0 "
+                "(--minutes 0)."
             )
 
 
@@ -125,8 +126,9 @@ def saved_recipe(
     "The `Recipe` a checkpoint records; one with fields this version does not know is refused, in one line."
     if unknown := sorted(set(saved) - {f.name for f in fields(Recipe)}):
         raise ModelFileError(
-            f"{where} was trained by a newer version of annotated-transformer: its recipe sets {', '.join(unknown)}, "
-            "which this version cannot follow. Upgrade it (pip install -U annotated-transformer) to resume that run."
+            f"{where} was trained by a newer version of annotated-transformer: its recipe sets "
+            f"{', '.join(unknown)}, which this version cannot follow. Upgrade it (pip install -U "
+            "annotated-transformer) to resume that run."
         )
     try:
         return Recipe(**saved)

@@ -106,9 +106,9 @@ def source_blind(
 
 
 SOURCE_BLIND = (
-    "The encoder's output is now the same for every word of every validation sentence: the model no longer reads its "
-    "source, and it will not learn to translate again (training diverged). Start a new run with a lower --factor "
-    "(the peak learning rate), or another --seed."
+    "The encoder's output is now the same for every word of every validation sentence: the model no longer "
+    "reads its source, and it will not learn to translate again (training diverged). Start a new run with a "
+    "lower --factor (the peak learning rate), or another --seed."
 )
 
 # %% ../nbs/08b_runs.ipynb #a60738c7
@@ -121,8 +121,9 @@ def check_work_left(
     "Refuse to resume a run that its recipe has already ended: it would train nothing. The message names the option that extends it."
     if recipe.schedule == "budget" and state["step"] >= schedule.get("end", math.inf):  # no option extends it
         raise InputError(
-            f"The run in {out} would train nothing: its schedule has brought the learning rate down to 0 at the end it "
-            "planned, and more updates would be made at that rate. Start a new run with the --minutes or --epochs you want."
+            f"The run in {out} would train nothing: its schedule has brought the learning rate down to 0 at "
+            "the end it planned, and more updates would be made at that rate. Start a new run with the "
+            "--minutes or --epochs you want."
         )
     epoch_end = state["batch_in_epoch"] == 0
     elapsed = state["records"][-1]["elapsed_s"] if state["records"] else 0.0
@@ -137,8 +138,8 @@ def check_work_left(
         ),
         (
             recipe.schedule != "budget" and epoch_end and over_budget(elapsed, state["epoch"], recipe.minutes),
-            f"it has spent {elapsed / 60:.1f} of --minutes {recipe.minutes:g}, too few for one more epoch: give a larger "
-            "--minutes, or --minutes 0 for no limit",
+            f"it has spent {elapsed / 60:.1f} of --minutes {recipe.minutes:g}, too few for one more epoch: "
+            "give a larger --minutes, or --minutes 0 for no limit",
         ),
     ]
     if reasons := [reason for done, reason in ended if done]:
@@ -175,8 +176,8 @@ def run_recipe(
     last = out / "last.pt"
     if links := [out / name for name in LINKED if (out / name).is_symlink()]:
         raise OutputInUseError(
-            f"{links[0]} is a link (to {links[0].readlink()}): a run writes that file in place and would write "
-            "through the link, outside its directory. Remove the link, or choose another --out."
+            f"{links[0]} is a link (to {links[0].readlink()}): a run writes that file in place and would "
+            "write through the link, outside its directory. Remove the link, or choose another --out."
         )
     if start_over and resume:
         raise InputError("Resume the run in --out, or start over there: not both.")
@@ -184,8 +185,9 @@ def run_recipe(
     held = run_files(out) if any(p.suffix == ".pt" for p in run_files(out)) else []
     if not (resume or start_over) and held:
         raise OutputInUseError(
-            f"{out} already holds a run ({', '.join(p.name for p in held[:3])}{', ...' if len(held) > 3 else ''}). "
-            "Continue it with --resume, choose another --out, or pass --start-over to delete its files and begin anew."
+            f"{out} already holds a run "
+            f"({', '.join(p.name for p in held[:3])}{', ...' if len(held) > 3 else ''}). Continue it with "
+            "--resume, choose another --out, or pass --start-over to delete its files and begin anew."
         )
     if not resume:
         if recipe is None:
@@ -193,8 +195,8 @@ def run_recipe(
         return recipe, None
     if not last.exists():
         raise MissingFileError(
-            f"Nothing to resume: {out} holds no checkpoint ({last} is missing; a run stopped before its first update "
-            "saves none). Leave out --resume to start one."
+            f"Nothing to resume: {out} holds no checkpoint ({last} is missing; a run stopped before its "
+            "first update saves none). Leave out --resume to start one."
         )
     saved = read_checkpoint(last)
     trained = saved_recipe(saved["recipe"], str(last))
@@ -252,8 +254,8 @@ def run_at_rest(out: Path | None):  # a run directory; None: no run, nothing hel
     lock = lock_or_refuse(
         out / ".lock",
         lambda: (
-            f"A run is training in {out} now (process {_holder(out)}), replacing its snapshots as it goes: use them "
-            "when it ends (Ctrl-C stops it, saved), or give the checkpoint files themselves."
+            f"A run is training in {out} now (process {_holder(out)}), replacing its snapshots as it goes: "
+            "use them when it ends (Ctrl-C stops it, saved), or give the checkpoint files themselves."
         ),
     )
     try:
@@ -481,8 +483,8 @@ def run_corpus(
 
 
 OTHER_PAIRS = (
-    "This run was trained on other sentence pairs than the ones found now: resume it with the data it was trained on "
-    "(the same --data-dir; or --train, --val and --val-size), or start a new run elsewhere."
+    "This run was trained on other sentence pairs than the ones found now: resume it with the data it was "
+    "trained on (the same --data-dir; or --train, --val and --val-size), or start a new run elsewhere."
 )
 
 
@@ -506,8 +508,9 @@ def run_data(
     # on several machines, each with its own cache
     if len(set(processes.gather((corpus.folder.name, digest)))) > 1:
         raise DataError(
-            "The processes of this run prepared different corpora (their machines' caches hold other vocabularies): "
-            "prepare it once into a folder every machine reads (ANNOTATED_TRANSFORMER_CACHE), then start the run."
+            "The processes of this run prepared different corpora (their machines' caches hold other "
+            "vocabularies): prepare it once into a folder every machine reads (ANNOTATED_TRANSFORMER_CACHE), "
+            "then start the run."
         )
     return ParallelData(
         *saved_vocabularies(corpus.vocabularies),
@@ -582,8 +585,9 @@ def run_plan(
     return (
         f"{sum(p.numel() for p in model.parameters()):,} parameters, vocabularies {len(data.src_vocab):,} / "
         f"{len(data.tgt_vocab):,}, {batches} batches per epoch, {recipe.accum} per update, "
-        f"{processes.world_size} process(es), on {machine} {'with bfloat16 autocast' if autocast else 'in float32'}; "
-        f"from epoch {state.epoch}, update {state.step}, to {until}"
+        f"{processes.world_size} process(es), on {machine} "
+        f"{'with bfloat16 autocast' if autocast else 'in float32'}; from epoch {state.epoch}, update "
+        f"{state.step}, to {until}"
         + (f" ({data.dropped} training pairs over {recipe.max_len} tokens dropped)" if data.dropped else "")
     )
 

@@ -189,9 +189,10 @@ def copy_export(
     )
     if search != stored:
         raise InputError(
-            f"{path} stores the search {stored}, and this translator searches with {search}: save_pretrained copies "
-            "the directory as it was exported. Open it without beam, alpha or allow_unk to copy it, or export the "
-            "checkpoint with the search it should store (annotated-transformer export --beam, --alpha, --no-unk)."
+            f"{path} stores the search {stored}, and this translator searches with {search}: save_pretrained "
+            "copies the directory as it was exported. Open it without beam, alpha or allow_unk to copy it, "
+            "or export the checkpoint with the search it should store (annotated-transformer export --beam, "
+            "--alpha, --no-unk)."
         )
     # (bpe.model: BPE alone)
     names = [n for n in sorted(exported_files(path, [format]) or ()) if (path / n).is_file()]

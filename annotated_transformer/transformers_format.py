@@ -50,16 +50,17 @@ def _refuse_unmappable(translator: Translator):
     c = translator.model.config
     if not isinstance(translator.src_tok, BPETokenizer) or not c.share_embeddings:
         raise InputError(
-            "Only a model with one shared BPE vocabulary exports to transformers: a word vocabulary's tokens come from "
-            "spaCy and go back to text by Moses' rules, which no transformers tokenizer runs. "
+            "Only a model with one shared BPE vocabulary exports to transformers: a word vocabulary's tokens "
+            "come from spaCy and go back to text by Moses' rules, which no transformers tokenizer runs. "
             "Train with --vocabulary bpe to share a model there."
         )
     widths = {c.d_k or c.d_model // c.h, c.d_v or c.d_model // c.h}
     if c.norm_first or c.positional != "sinusoidal" or widths != {c.d_model // c.h} or c.d_model % c.h:
         raise InputError(
-            "MarianMT, the architecture of transformers that fits, has post-norm layers, sinusoidal positions and "
-            f"d_k = d_v = d_model / h; this model has norm_first={c.norm_first}, positional={c.positional!r}, "
-            f"d_k={c.d_k}, d_v={c.d_v}: export it with --format native or ctranslate2 instead."
+            "MarianMT, the architecture of transformers that fits, has post-norm layers, sinusoidal "
+            f"positions and d_k = d_v = d_model / h; this model has norm_first={c.norm_first}, "
+            f"positional={c.positional!r}, d_k={c.d_k}, d_v={c.d_v}: export it with --format native or "
+            "ctranslate2 instead."
         )
 
 # %% ../nbs/10c_transformers.ipynb #906813e6
@@ -170,8 +171,8 @@ def _check_marian(path: Path, model: dict):
     if wrong:
         first = wrong[0]
         raise ModelFileError(
-            f"{path / 'config.json'} gives {first} = {stored.get(first, defaults.get(first))!r}, not its model's "
-            f"{ours.get(first, defaults.get(first))!r}: it was altered. Copy the directory again."
+            f"{path / 'config.json'} gives {first} = {stored.get(first, defaults.get(first))!r}, not its "
+            f"model's {ours.get(first, defaults.get(first))!r}: it was altered. Copy the directory again."
         )
     try:
         with safetensors.safe_open(path / "model.safetensors", "pt") as weights:

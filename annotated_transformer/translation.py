@@ -154,7 +154,8 @@ class BaseTranslator:
         if too_long := self.too_long(ids):
             raise InputError(
                 f"Sentence(s) {[i + 1 for i in too_long[:10]]} are too long for this model ({self.max_len} "
-                f"positions, including {self.growth} for the output to grow): split them into shorter sentences."
+                f"positions, including {self.growth} for the output to grow): split them into shorter "
+                "sentences."
             )
         # a sentence of no tokens (</s> alone) stays empty
         kept = [i for i, s in enumerate(ids) if len(s) > 1]
@@ -434,8 +435,8 @@ def _write_lines(out: TextIO, numbered: list[tuple[int, str]]):
             where = "standard output" if name == "<stdout>" else name or "the output"
             advice = ": is the disk full?" if e.errno == errno.ENOSPC else "."
             raise WriteError(
-                f"Could not write the translations to {where} ({e.strerror or e}){advice} Its first {n - 1:,} "
-                f"lines are whole: translate the rest from input line {n}."
+                f"Could not write the translations to {where} ({e.strerror or e}){advice} Its first "
+                f"{n - 1:,} lines are whole: translate the rest from input line {n}."
             ) from None
 
 # %% ../nbs/08e_translation.ipynb #89710f0b

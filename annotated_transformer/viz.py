@@ -204,8 +204,8 @@ class Drawing:
         x = cx - w / 2
         for i in reversed(range(copies)):
             self.parts.append(
-                f'<rect x="{x + 6 * i}" y="{y - 6 * i}" width="{w}" height="{h}" rx="6" fill="{PALETTE[fill]}" '
-                f'stroke="{_INK}"/>'
+                f'<rect x="{x + 6 * i}" y="{y - 6 * i}" width="{w}" height="{h}" rx="6" '
+                f'fill="{PALETTE[fill]}" stroke="{_INK}"/>'
             )
         if code:
             self.text(cx, y + h / 2 - 3, label).text(cx, y + h / 2 + 12, code, code=True)
@@ -229,7 +229,8 @@ class Drawing:
         "The ⊕ of adding the positional encoding."
         self.parts.append(
             f'<circle cx="{cx}" cy="{cy}" r="10" fill="#fff" stroke="{_INK}" stroke-width="1.3"/>'
-            f'<path d="M {cx - 6} {cy} L {cx + 6} {cy} M {cx} {cy - 6} L {cx} {cy + 6}" stroke="{_INK}" stroke-width="1.3"/>'
+            f'<path d="M {cx - 6} {cy} L {cx + 6} {cy} M {cx} {cy - 6} L {cx} {cy + 6}" stroke="{_INK}" '
+            'stroke-width="1.3"/>'
         )
         return self
 
@@ -243,11 +244,12 @@ class Drawing:
     def svg(self) -> str:
         return (
             f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {self.width} {self.height}" width="{self.width}" '
-            f'role="group" aria-labelledby="{self.key}-title" class="paper-figure" style="max-width: 100%; height: auto" '
-            'font-family="system-ui, -apple-system, Segoe UI, Helvetica, Arial, sans-serif">'
+            f'role="group" aria-labelledby="{self.key}-title" class="paper-figure" style="max-width: 100%; '
+            'height: auto" font-family="system-ui, -apple-system, Segoe UI, Helvetica, Arial, sans-serif">'
             f'<title id="{self.key}-title">{escape(self.title)}</title>'
             f'<defs><marker id="{self.key}-head" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" '
-            f'markerHeight="7" orient="auto-start-reverse"><path d="M 0 0 L 10 5 L 0 10 z" fill="{_INK}"/></marker></defs>'
+            'markerHeight="7" orient="auto-start-reverse"><path d="M 0 0 L 10 5 L 0 10 z" '
+            f'fill="{_INK}"/></marker></defs>'
             f'<rect width="{self.width}" height="{self.height}" rx="8" fill="#fff"/>'
             + "".join(self.under + self.parts)
             + "</svg>"
