@@ -30,7 +30,8 @@ class TokenBudgetSampler(Sampler):
         shuffle: bool = True,  # shuffle within equal lengths and the order of batches
         seed: int = 0,  # with the epoch, determines the batches
     ):
-        self.src_lengths, self.tgt_lengths = (  # an array stays as it is (a memory map, its type); a list becomes one
+        # an array stays as it is (a memory map, its type); a list becomes one
+        self.src_lengths, self.tgt_lengths = (
             side if isinstance(side, np.ndarray) else np.asarray(side, np.int64) for side in (src_lengths, tgt_lengths)
         )
         if self.src_lengths.shape != self.tgt_lengths.shape:

@@ -525,7 +525,14 @@ def _save_benchmark(args: argparse.Namespace):
     "Run the benchmark `args` describe; print its table and save it."
     autocast = autocast_dtype(args.precision, torch.device(args.device))
     table = benchmark(
-        args.data_dir, args.checkpoint, args.batches, args.repeats, args.threads, args.device, autocast, args.rounds
+        args.data_dir,
+        args.checkpoint,
+        args.batches,
+        args.repeats,
+        args.threads,
+        args.device,
+        autocast,
+        args.rounds,
     )
     text = (
         f"{date.today()}, {_device_name(args.device)}, torch {torch.__version__}, "

@@ -380,7 +380,8 @@ def last_checkpoints(
     files = snapshot_files(run)
     if len(files) < k:
         raise MissingFileError(
-            f"{run} holds {len(files)} weight snapshots (epoch_NN.pt or step_NNNNNNN.pt), fewer than the {k} to average."
+            f"{run} holds {len(files)} weight snapshots (epoch_NN.pt or step_NNNNNNN.pt), fewer than the {k} "
+            "to average."
         )
     return files[-k:]
 
@@ -395,7 +396,8 @@ def average_checkpoints(
     for path, s in zip(paths, saved):
         if s.get("config") != saved[-1].get("config"):
             raise ModelFileError(
-                f"{path} holds another model than {paths[-1]} (their configurations differ): average checkpoints of one run."
+                f"{path} holds another model than {paths[-1]} (their configurations differ): average "
+                "checkpoints of one run."
             )
     # a checkpoint of an older version has none
     if len(runs := {s["run_id"] for s in saved if s.get("run_id")}) > 1:

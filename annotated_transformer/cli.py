@@ -82,7 +82,8 @@ def _recipe(args: argparse.Namespace, corpus: Corpus) -> Recipe | None:
 def parser() -> argparse.ArgumentParser:
     "The `annotated-transformer` command and its subcommands."
     p = argparse.ArgumentParser(
-        prog="annotated-transformer", description="Train, run and score the Transformer of 'Attention Is All You Need'."
+        prog="annotated-transformer",
+        description="Train, run and score the Transformer of 'Attention Is All You Need'.",
     )
     p.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     commands = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -123,7 +124,9 @@ def _add_progress_option(command: argparse.ArgumentParser, note: str = ""):
 
 
 def _add_test_set_options(
-    command: argparse.ArgumentParser, purpose: str, split: str = "the test set: test_2016_flickr, or newstest2014"
+    command: argparse.ArgumentParser,
+    purpose: str,
+    split: str = "the test set: test_2016_flickr, or newstest2014",
 ):
     "The test set a command scores on, for `purpose`: a --split of a --corpus (its files in --data-dir), or your own files."
     tested = [name for name, corpus in CORPORA.items() if corpus.splits]
@@ -182,7 +185,8 @@ def _add_search_options(group: argparse._ActionsContainer):
     group.add_argument(
         "--unk",
         action=argparse.BooleanOptionalAction,
-        help="--no-unk: never output <unk>, the vocabulary's best word instead; --unk: allow it (default: the model's own)",
+        help="--no-unk: never output <unk>, the vocabulary's best word instead; --unk: allow it "
+        "(default: the model's own)",
     )
 
 
@@ -558,7 +562,8 @@ def _export(args: argparse.Namespace, device: torch.device | None):
         formats.export(translator, args.out, args.format, args.quantization, about)
         note = f" ({scores['sacrebleu']:.2f} sacreBLEU)"
     print(
-        f"exported {path} to {out}, searching with {searching}{note}; translate with: annotated-transformer translate --model {out}"
+        f"exported {path} to {out}, searching with {searching}{note}; translate with: annotated-transformer "
+        f"translate --model {out}"
     )
 
 # %% ../nbs/14_cli.ipynb #1e76ba36

@@ -270,7 +270,12 @@ def train_corpus(
     if recipe:
         check_languages(recipe, train, val)
     return train_translator(
-        out, lambda split, src, tgt: source.read(split), recipe, resume, identity=lambda *_: source.identity, **options
+        out,
+        lambda split, src, tgt: source.read(split),
+        recipe,
+        resume,
+        identity=lambda *_: source.identity,
+        **options,
     )
 
 

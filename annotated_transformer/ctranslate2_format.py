@@ -209,10 +209,12 @@ class CT2Translator(BaseTranslator):
         results = self.engine.translate_batch(
             source,
             beam_size=search.beam,
-            num_hypotheses=search.beam,  # its k finished hypotheses, each with its log-probability (</s>'s included)
+            # its k finished hypotheses, each with its log-probability (</s>'s included)
+            num_hypotheses=search.beam,
             length_penalty=0,
             return_scores=True,
-            max_decoding_length=len(ids[0]) + search.max_extra - 1,  # one length a batch; ours counts the </s>
+            # one length a batch; ours counts the </s>
+            max_decoding_length=len(ids[0]) + search.max_extra - 1,
             disable_unk=not search.allow_unk,
         )
         return [[t for t in _best(result, search.alpha) if t not in DROPPED] for result in results]

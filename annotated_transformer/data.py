@@ -109,7 +109,8 @@ class Vocab:
         "The tokens seen at least `min_freq` times, most frequent first."
         counts = Counter(t for s in sentences for t in s)
         kept = sorted(
-            (t for t, n in counts.items() if n >= min_freq and t not in SPECIALS), key=lambda t: (-counts[t], t)
+            (t for t, n in counts.items() if n >= min_freq and t not in SPECIALS),
+            key=lambda t: (-counts[t], t),
         )
         return cls([*SPECIALS, *kept])
 

@@ -45,7 +45,8 @@ def export_source(
     if snapshots:
         return snapshots[-1]
     raise MissingFileError(
-        f"{path} is neither a checkpoint nor a run directory with last.pt, best.pt, an average_*.pt or a snapshot in it."
+        f"{path} is neither a checkpoint nor a run directory with last.pt, best.pt, an average_*.pt or a "
+        "snapshot in it."
     )
 
 # %% ../nbs/10d_formats.ipynb #9e6dd792

@@ -521,7 +521,12 @@ def read_pretrained(
     state = _loaded_weights(path, config)
     search = search_config(directory_search(path, config))
     return Checkpoint(
-        model=state, config=config["model"], vocabs=config["vocabs"], langs=config["langs"], search=search, **bpe
+        model=state,
+        config=config["model"],
+        vocabs=config["vocabs"],
+        langs=config["langs"],
+        search=search,
+        **bpe,
     )
 
 # %% ../nbs/08c_model_directory.ipynb #366ff0bb

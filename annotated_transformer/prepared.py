@@ -120,7 +120,8 @@ class PreparedSplit:
         if not len(self.src) == len(self.tgt) == pairs:
             raise ModelFileError(
                 _unusable(
-                    folder, f"the {split} split's files hold {len(self.src)} and {len(self.tgt)} of its {pairs} pairs"
+                    folder,
+                    f"the {split} split's files hold {len(self.src)} and {len(self.tgt)} of its {pairs} pairs",
                 )
             )
 
@@ -212,7 +213,10 @@ def _write_split(
     read = 0
     dropped = 0
     start = time.perf_counter()
-    with open(folder / f"{split}.src.bin", "wb") as src_file, open(folder / f"{split}.tgt.bin", "wb") as tgt_file:
+    with (
+        open(folder / f"{split}.src.bin", "wb") as src_file,
+        open(folder / f"{split}.tgt.bin", "wb") as tgt_file,
+    ):
         pairs = iter(pairs)
         while chunk := list(itertools.islice(pairs, CHUNK)):
             sha.update("".join(f"{split}\t{s}\t{t}\n" for s, t in chunk).encode())

@@ -230,7 +230,9 @@ def vocabulary_data(
     "What a checkpoint needs to rebuild the tokenizers and vocabularies (see `saved_vocabularies`): plain data only."
     bpe = dict(bpe=src_tok.model) if isinstance(src_tok, BPETokenizer) else {}
     return dict(
-        vocabs=dict(src=src_vocab.itos, tgt=tgt_vocab.itos), langs=dict(src=src_tok.lang, tgt=tgt_tok.lang), **bpe
+        vocabs=dict(src=src_vocab.itos, tgt=tgt_vocab.itos),
+        langs=dict(src=src_tok.lang, tgt=tgt_tok.lang),
+        **bpe,
     )
 
 

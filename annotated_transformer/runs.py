@@ -222,7 +222,8 @@ def hold_run_dir(out: Path):
     lock = lock_or_refuse(
         out / ".lock",
         lambda: (
-            f"Another training run (process {_holder(out)}) is using {out} now. Wait for it to end, or choose another --out."
+            f"Another training run (process {_holder(out)}) is using {out} now. Wait for it to end, or "
+            "choose another --out."
         ),
     )
     try:
@@ -307,7 +308,8 @@ class Snapshots(Hook):
         elapsed = st.records[-1]["elapsed_s"]
         where = f"epoch {st.epoch:3d}" if self.kind == "epoch" else f"step {st.step:7d}"
         logger.info(
-            f"{where}  train loss {train_loss:.3f}  val loss {val_loss:.3f}  val ppl {math.exp(val_loss):6.2f}  {elapsed / 60:5.1f} min"
+            f"{where}  train loss {train_loss:.3f}  val loss {val_loss:.3f}  val ppl "
+            f"{math.exp(val_loss):6.2f}  {elapsed / 60:5.1f} min"
         )
         if source_blind(self.model, self.val_loader, self.autocast):
             logger.warning(SOURCE_BLIND)

@@ -92,7 +92,8 @@ def _check_out(out: Path, formats: tuple[Format, ...]):
         own = f" {formats[0].name}" if len(formats) == 1 else ""
         also = f", or one a{own} export wrote" if own else ""
         raise InputError(
-            f"{out} holds files no{own} export wrote ({', '.join(files[:5])}): write into a new or empty directory{also}."
+            f"{out} holds files no{own} export wrote ({', '.join(files[:5])}): write into a new or empty "
+            f"directory{also}."
         )
 
 

@@ -392,7 +392,8 @@ class Trainer:
             (self.epochs is not None and st.epoch >= self.epochs)
             or (self.steps is not None and st.step >= self.steps)
             or self.over
-            or (self.planned and st.batch_in_epoch == 0 and st.step >= self.scheduler.end)  # at an epoch's end
+            # at an epoch's end
+            or (self.planned and st.batch_in_epoch == 0 and st.step >= self.scheduler.end)
         )
 
     def stop_asked(self) -> bool:
@@ -508,4 +509,7 @@ class PlanReport(Hook):
             f"{end // per_epoch} epoch{'s' * (end != per_epoch)} ({end:,} updates)" if whole else f"{end:,} updates"
         )
         rate = ", with the learning rate at 0" if self.trainer.planned else ""
-        return f"{what}: {epochs} at {pace:.2f} s an update, ending about {ends:%H:%M} (in {left / 60:.0f} min) {why}{rate}"
+        return (
+            f"{what}: {epochs} at {pace:.2f} s an update, ending about {ends:%H:%M} (in {left / 60:.0f} min) "
+            f"{why}{rate}"
+        )

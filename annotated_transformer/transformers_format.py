@@ -82,7 +82,8 @@ def marian_state(model: EncoderDecoder) -> dict[str, Tensor]:
         theirs[f"{to}.bias"] = bias if reads_width else bias[order]
 
     def norm(name: str, to: str):
-        theirs[f"{to}.weight"], theirs[f"{to}.bias"] = ours[f"{name}.weight"][order], ours[f"{name}.bias"][order]
+        theirs[f"{to}.weight"] = ours[f"{name}.weight"][order]
+        theirs[f"{to}.bias"] = ours[f"{name}.bias"][order]
 
     def layer(name: str, to: str, attentions: dict[str, str]):  # ours -> MarianMT's name of each attention
         for i, (mine, marian) in enumerate(attentions.items()):
@@ -141,7 +142,8 @@ MARIAN_SIZES = (  # MarianMT's settings that decide what a build allocates: chec
     *("vocab_size", "decoder_vocab_size", "d_model", "max_position_embeddings"),
     *(f"{side}_{size}" for side in ("encoder", "decoder") for size in ("layers", "attention_heads", "ffn_dim")),
 )
-MARIAN_UNUSED = (  # MarianMT's settings that change no translation: training's, and the file's own bookkeeping
+# MarianMT's settings that change no translation: training's, and the file's own bookkeeping
+MARIAN_UNUSED = (
     *(
         "dropout",
         "attention_dropout",

@@ -90,7 +90,8 @@ def attention_chart(
     for kind, (queries, keys) in zip(kinds, axes):
         if tuple(weights[kind].shape[2:]) != (len(queries), len(keys)):
             raise InputError(
-                f"{kind}: {len(queries)} query and {len(keys)} key tokens for weights of shape {tuple(weights[kind].shape)}."
+                f"{kind}: {len(queries)} query and {len(keys)} key tokens for weights of shape "
+                f"{tuple(weights[kind].shape)}."
             )
     rows = [  # kind, layer, head, query position, key position, weight: one line per weight
         f"{k},{layer + 1},{head + 1},{i},{j},{w:.3f}"
