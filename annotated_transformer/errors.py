@@ -153,8 +153,8 @@ def report_errors(
         return 2
     except KeyboardInterrupt as e:
         # Ctrl-C, or SIGTERM during training; the command's message says what was kept
-        # another, while Python exits, would print a traceback from whatever exit handler it stopped
         if exiting:
+            # another, while Python exits, would print a traceback from whatever exit handler it stopped
             signal.signal(signal.SIGINT, signal.SIG_DFL)
         print(f"\ninterrupted{f': {e}' if str(e) else ''}", file=sys.stderr)
         return 130
