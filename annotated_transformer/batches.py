@@ -58,8 +58,8 @@ class TokenBudgetSampler(Sampler):
     def batches(self, epoch: int) -> list[np.ndarray]:
         "The batches of `epoch`: arrays of sentence indices, views of one array of the epoch's order."
         g = torch.Generator().manual_seed(self.seed * 1_000_003 + epoch)
-        # the key: length, then source length
         n = len(self.lengths)
+        # the key: length, then source length
         width = int(self.src_lengths.max(initial=0)) + 1
         # half the memory
         narrow = np.int32 if width * (int(self.lengths.max(initial=0)) + 1) < 2**31 else np.int64

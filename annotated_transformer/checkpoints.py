@@ -222,9 +222,11 @@ def load_checkpoint(
     map_location: str | torch.device = "cpu",
     rank: int = 0,
     world_size: int = 1,  # this process, of how many (distributed training)
+    checkpoint: Checkpoint | None = None,  # what `path` holds, read already (`read_checkpoint`): not read again
 ) -> TrainState:  # where the run stopped
     "Load a checkpoint into `model`, and into `optimizer` and `scheduler` when resuming training."
-    checkpoint = read_checkpoint(path, map_location)
+    if checkpoint is None:
+        checkpoint = read_checkpoint(path, map_location)
     model.load_state_dict(checkpoint["model"])
     if optimizer is not None:
         rng = checkpoint["rng"]

@@ -27,7 +27,6 @@ from annotated_transformer.checkpoints import (
     last_checkpoints,
     read_checkpoint,
     snapshot_files,
-    write_atomically,
     write_checkpoint,
 )
 from .copy_task import train_copy_task
@@ -37,6 +36,7 @@ from .data import MULTI30K_SPLITS, check_split
 from .distributed import distributed
 from .errors import InputError, memory_advice, report_errors
 from .fast_decoding import PAPER_PENALTY, changed_search
+from .files import write_atomically
 from .interrupts import terminate_as_interrupt
 from .recipe import PRECISIONS, SCHEDULES, VOCABULARIES, Recipe, named_device, saved_recipe
 from .runs import run_at_rest
@@ -73,7 +73,7 @@ def _recipe(args: argparse.Namespace, corpus: Corpus) -> Recipe | None:
         return corpus.new_recipe({name: getattr(args, name) for name in corpus.data}, given)
     last = args.out / "last.pt"
     return (
-        dataclasses.replace(saved_recipe(read_checkpoint(last)["recipe"], str(last)), **given)
+        dataclasses.replace(saved_recipe(read_checkpoint(last, mmap=True)["recipe"], str(last)), **given)
         if last.exists()
         else None
     )

@@ -91,8 +91,8 @@ def _allocation(error: BaseException) -> str | None:
     "What an out-of-memory error says was asked for (e.g. '2.00 GiB'); '' if it does not say; None: not out of memory."
     import torch  # here, not on import: `AnnotatedTransformerError` alone needs no PyTorch
 
-    # its name in every PyTorch 2 (torch.OutOfMemoryError: 2.5 on)
     text = str(error)
+    # its name in every PyTorch 2 (torch.OutOfMemoryError: 2.5 on)
     gpu = torch.cuda.OutOfMemoryError
     if not (
         isinstance(error, MemoryError | gpu)

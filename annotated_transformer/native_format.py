@@ -399,6 +399,19 @@ def checked_vocabularies(
         ) from None
 
 
+def _described_bpe(path: Path, config: dict) -> dict:  # {"bpe": the BPE model's bytes}, or {} for word vocabularies
+    "The BPE model a directory's description names, checked against the checksum it records."
+    if config.get("vocabulary") != "bpe":
+        return {}
+    needed = f"{path} lacks bpe.model, the BPE its vocabulary needs: copy the directory again."
+    bpe = read_model_bytes(path, "bpe.model", missing=needed)
+    if config.get("bpe_sha256") not in (None, hashlib.sha256(bpe).hexdigest()):
+        raise ModelFileError(
+            f"{path / 'bpe.model'} is not the one the model was written with: copy the directory again."
+        )
+    return dict(bpe=bpe)
+
+
 def read_description(
     path: Path,  # a model directory
     name: str = "config.json",  # its description file
@@ -444,14 +457,7 @@ def read_description(
         raise ModelFileError(
             f"{path / name} holds a vocabulary or provenance of no kind it has: it was altered.",
         )
-    bpe = {}
-    if config.get("vocabulary") == "bpe":
-        needed = f"{path} lacks bpe.model, the BPE its vocabulary needs: copy the directory again."
-        bpe = dict(bpe=read_model_bytes(path, "bpe.model", missing=needed))
-    if bpe and config.get("bpe_sha256") not in (None, hashlib.sha256(bpe["bpe"]).hexdigest()):
-        raise ModelFileError(
-            f"{path / 'bpe.model'} is not the one the model was written with: copy the directory again."
-        )
+    bpe = _described_bpe(path, config)
     checked_files(path, name, config.get("files", {}))
     if unlisted := [file for file in files if file not in config.get("files", {})]:
         raise ModelFileError(

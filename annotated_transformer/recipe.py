@@ -24,6 +24,7 @@ from .data import BPETokenizer, Tokenizer, Vocab, encode_pairs, train_bpe
 from .errors import InputError, ModelFileError
 from .fast_decoding import MAX_ALPHA
 from .model import EncoderDecoder, TransformerConfig, build_model
+from .names import name_pairs
 from .trainer import BudgetSchedule, ClosedFormLabelSmoothing
 from .training import PAD, paper_optimizer, rate
 
@@ -45,6 +46,7 @@ class Recipe:
     min_freq: int = 2  # with "words": rarer training tokens become <unk>
     bpe_size: int = 8000  # with "bpe": pieces in the shared vocabulary
     max_len: int = 64  # longer training pairs are dropped (none of Multi30k's are)
+    name_pairs: float = 0  # chance a pair with a person, count or name is added again, made up (`names`)
     max_tokens: int = 3000  # padded tokens per batch and side
     accum: int = 1  # batches per update: an update sees up to max_tokens × accum tokens per side
     epochs: int = 20  # stop after this many epochs (0: no limit)
@@ -81,6 +83,7 @@ class Recipe:
                 self.inner_dropout is None or 0 <= self.inner_dropout < 1,
             ),
             ("eps_ls", "in [0, 1)", 0 <= self.eps_ls < 1),
+            ("name_pairs", "from 0 to 1", 0 <= self.name_pairs <= 1),
             ("min_freq", "at least 1", self.min_freq >= 1),
             ("bpe_size", "at least 8", self.bpe_size >= 8),
             ("max_len", "at least 3 (<s>, a token, </s>)", self.max_len >= 3),
@@ -101,6 +104,11 @@ class Recipe:
         ]:
             if not ok:
                 raise InputError(f"{name} must be {allowed}, not {getattr(self, name)!r}.")
+        if self.name_pairs and self.vocabulary != "bpe":
+            raise InputError(
+                "Name pairs teach a model of one shared BPE to copy what it never saw, and word vocabularies read "
+                "every made-up name as <unk>: give --vocabulary bpe, or leave out --name-pairs."
+            )
         if self.epochs == 0 and self.steps == 0:
             raise InputError("Say when to stop: epochs, steps or both must be positive.")
         if self.cooldown and self.schedule == "budget":
@@ -265,8 +273,11 @@ def prepare_data(
     pairs: dict[str, list[tuple[str, str]]],  # split name -> (source, target) sentences; "train" is required
     saved: dict | None = None,  # a checkpoint's data: reuse its tokenizers and vocabularies (when resuming)
 ) -> ParallelData:
-    "Learn the vocabularies from the training split (unless `saved` has them) and encode every split."
+    "Learn the vocabularies from the training split (unless `saved` has them), add its `name_pairs`, encode every split."
     text = saved_vocabularies(saved) if saved else learn_vocabularies(recipe, pairs["train"])
+    if recipe.name_pairs:  # after the vocabularies, which the made-up names do not shape
+        added = name_pairs(pairs["train"], recipe.name_pairs, (recipe.src_lang, recipe.tgt_lang))
+        pairs = dict(pairs, train=[*pairs["train"], *added])
     splits = {}
     dropped = 0
     total = sum(map(len, pairs.values()))

@@ -31,18 +31,17 @@ from annotated_transformer.checkpoints import (
     SNAPSHOT_KINDS,
     Checkpoints,
     load_checkpoint,
-    lock_or_refuse,
     read_checkpoint,
     save_weights,
     snapshot_files,
-    write_atomically,
-    write_error,
 )
 from .cpu import use_cpu_speedups
 from .data import BPE_TRAINING, PairStream
 from .errors import DataError, InputError, MissingFileError, ModelFileError, OutputInUseError
 from .fast_decoding import BeamSearch, search_config
+from .files import lock_or_refuse, write_atomically, write_error
 from .model import EncoderDecoder
+from .names import NAME_PAIRS, with_name_pairs
 from annotated_transformer.prepared import (
     MANIFEST,
     PairSource,
@@ -463,24 +462,28 @@ def run_corpus(
     made_by = dict(source=source.digest(), **settings, **{name: version(name) for name in TOKENIZERS})
     if recipe.vocabulary == "bpe":
         made_by["bpe_training"] = BPE_TRAINING
+    read = source.read
+    if recipe.name_pairs:  # read after the training split's own pairs; the vocabularies are learned without them
+        made_by["name_pairs"] = dict(share=recipe.name_pairs, made=NAME_PAIRS)
+        read = with_name_pairs(source.read, recipe.name_pairs, (recipe.src_lang, recipe.tgt_lang))
     learned_dir = prepared_dir(corpus_key(vocabularies="learned", **made_by))
     if saved is None:
 
         def learn_and_write(folder: Path):
             text = learn_vocabularies(recipe, PairStream(lambda: source.read("train")))
-            write_corpus(folder, source.read, text, vocabulary_data(*text), recipe.max_len, made_by)
+            write_corpus(folder, read, text, vocabulary_data(*text), recipe.max_len, made_by)
 
         return prepared_corpus(learned_dir, learn_and_write)
     vocabularies = {key: saved[key] for key in ("vocabs", "langs", "bpe") if key in saved}
     if (learned_dir / MANIFEST).is_file() and (corpus := PreparedCorpus(learned_dir)).vocabularies == vocabularies:
         return corpus  # the one the run prepared when it started
-    _check_pairs(source, saved)  # before the pairs are encoded again, with the run's own vocabularies
+    _check_pairs(read, saved)  # before the pairs are encoded again, with the run's own vocabularies
     saved_vocab_sha = hashlib.sha256(
         json.dumps(vocabularies["vocabs"]).encode() + vocabularies.get("bpe", b""),
     )
     saved_vocab_dir = prepared_dir(corpus_key(vocabularies=saved_vocab_sha.hexdigest(), **made_by))
     text = saved_vocabularies(vocabularies)
-    write = lambda folder: write_corpus(folder, source.read, text, vocabularies, recipe.max_len, made_by)
+    write = lambda folder: write_corpus(folder, read, text, vocabularies, recipe.max_len, made_by)
     return prepared_corpus(saved_vocab_dir, write)  # an older version's run, or a cache deleted since
 
 
@@ -490,9 +493,9 @@ OTHER_PAIRS = (
 )
 
 
-def _check_pairs(source: PairSource, saved: dict):
+def _check_pairs(read: Callable[[str], Iterable[tuple[str, str]]], saved: dict):
     "Refuse other sentence pairs than a resumed run was trained on (checkpoints of older versions record no digest)."
-    if saved.get("pairs_sha256", None) not in (None, pairs_sha256(source.read)):
+    if saved.get("pairs_sha256", None) not in (None, pairs_sha256(read)):
         raise DataError(OTHER_PAIRS)
 
 
@@ -531,7 +534,7 @@ def run_trainer(
     data: ParallelData,  # its splits prepared (`run_data`)
     model: EncoderDecoder,  # on its device
     extra: dict,  # `Checkpoint` keys every checkpoint and snapshot carries: recipe, run id, vocabularies
-    resume: bool,  # start from `out/last.pt`
+    saved: dict | None,  # the checkpoint to resume from, as `run_recipe` read it; None: a new run
     keep: int,  # weight snapshots to keep
     processes: Processes,
     progress: bool,
@@ -542,7 +545,9 @@ def run_trainer(
     loader = processes.shard(data.splits["train"].loader(recipe.max_tokens, shuffle=True, seed=recipe.seed))
     optimizer, scheduler = recipe_optimizer(model, recipe, len(loader) // recipe.accum)
     rank = (processes.rank, processes.world_size)
-    state = load_checkpoint(out / "last.pt", model, optimizer, scheduler, device, *rank) if resume else TrainState()
+    state = TrainState()
+    if saved is not None:  # resumed: from the checkpoint `run_recipe` read, not read again
+        state = load_checkpoint(out / "last.pt", model, optimizer, scheduler, device, *rank, saved)
     autocast = autocast_dtype(recipe.precision, device)
     val_loader = data.splits["val"].loader(recipe.max_tokens, shuffle=False)
     hooks = [
@@ -642,7 +647,7 @@ def train_translator(
             data,
             model,
             extra,
-            saved is not None,
+            saved,
             keep,
             processes,
             progress,

@@ -315,8 +315,8 @@ class Trainer:
 
     def train_epoch(self):
         "Train on the rest of the epoch in progress, to its end, or until `steps` are done."
-        # summed loss, target tokens and sentence pairs of the update in progress
         st = self.state
+        # summed loss, target tokens and sentence pairs of the update in progress
         counts = [0.0, 0, 0]
         for i, batch in enumerate(self.rest_of_epoch(st.batch_in_epoch), st.batch_in_epoch):
             st.batch_in_epoch = i + 1

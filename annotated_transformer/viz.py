@@ -111,11 +111,7 @@ def attention_chart(
             value=0,
             bind=alt.binding_select(options=list(range(len(kinds))), labels=kinds, name="attention "),
         ),
-        alt.param(
-            name="layer",
-            value=1,
-            bind=alt.binding_select(options=list(range(1, N + 1)), name="layer "),
-        ),
+        alt.param(name="layer", value=1, bind=alt.binding_select(options=list(range(1, N + 1)), name="layer ")),
         alt.param(name="head", value=1, bind=alt.binding_select(options=list(range(1, h + 1)), name="head ")),
         alt.param(name="queries", value=[q for q, _ in axes]),  # per kind: the row labels
         alt.param(name="keys", value=[k for _, k in axes]),  # and the column labels

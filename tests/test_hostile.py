@@ -182,6 +182,24 @@ def test_bad_training_values_are_one_line_and_touch_nothing(run: Path, args: lis
     assert digests(run) == before
 
 
+def test_a_resumed_run_reads_its_checkpoint_once(run: Path, tmp_path: Path):
+    "`--resume` reads last.pt in full once, however large it is (the command's look at its recipe maps it)."
+    copy = Path(shutil.copytree(run, tmp_path / "run"))
+    load = torch.load
+    full_reads = []
+
+    def counted(path, *args, **kwargs):
+        if Path(path).name == "last.pt" and not kwargs.get("mmap"):
+            full_reads.append(path)
+        return load(path, *args, **kwargs)
+
+    with patch("torch.load", counted):
+        data = ["--data-dir", str(run.parent / "data")]
+        result = cli("train", "multi30k", *data, "--out", str(copy), "--resume", "--epochs", "2", capture_output=True)
+    assert result.returncode == 0, result.stderr
+    assert len(full_reads) == 1, full_reads
+
+
 def test_a_new_run_over_an_old_one_is_refused(run: Path):
     before = digest(run / "last.pt")
     clear_error(cli("train", "multi30k", "--out", str(run), *TINY, capture_output=True, text=True), 2, "--resume")

@@ -1,6 +1,6 @@
-"""How big the book is: a markdown table of words of prose, lines of code and file size, per notebook and in total.
+"""How big the book is: markdown tables of words of prose, lines of code and file size per notebook, and of modules.
 
-`python tools/book_stats.py` prints the table; `--write CONTRIBUTING.md` (what `make stats` runs) puts it in that file
+`python tools/book_stats.py` prints the tables; `--write CONTRIBUTING.md` (what `make stats` runs) puts them in that file
 between the two marker comments, so that every commit's diff shows how the book grew or shrank.
 
 What is counted, per notebook in `nbs/` in reading order (the home page first, then by number):
@@ -11,8 +11,9 @@ What is counted, per notebook in `nbs/` in reading order (the home page first, t
 - lines of code: the code cells' lines that are not blank, comments and `#|` directives included;
 - KB: the notebook file's size, saved outputs included, in thousands of bytes.
 
-Then, per module of the package (generated from the notebooks), its lines of code (non-blank) and its longest
-function: a module is as long as its one job needs, and the size is shown rather than capped.
+Then, per module of the package (generated from the notebooks), its lines of code (non-blank), its longest function and
+the package's modules it imports: a module is as long as its one job needs, so its size is shown rather than capped, and
+what it imports is the house's plan (tests/test_reading_order.py checks that each comes earlier in the book).
 """
 
 import argparse
@@ -87,19 +88,37 @@ def longest_function(source: str) -> tuple[str, int]:
     return name, length
 
 
+def package_imports(source: str, modules: set[str]) -> list[str]:
+    "The package's modules that a module's source imports (`from .x import ...`), sorted by name."
+    found = {
+        node.module
+        for node in ast.walk(ast.parse(source))
+        if isinstance(node, ast.ImportFrom) and node.level == 1 and node.module in modules
+    }
+    found |= {
+        node.module.split(".")[1]
+        for node in ast.walk(ast.parse(source))
+        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("annotated_transformer.")
+    }
+    return sorted(found)
+
+
 def module_table(package: Path = PACKAGE) -> str:
-    "The markdown table of the package's modules: lines of code and the longest function, in the notebooks' order."
+    "The markdown table of the package's modules in reading order: lines of code, longest function, what it imports."
+    paths = sorted(package.glob("[!_]*.py"))
+    modules = {path.stem for path in paths}
     rows = []
-    for path in sorted(package.glob("[!_]*.py")):
+    for path in paths:
         source = path.read_text(encoding="utf-8")
         notebook = re.search(r"File to edit: \.\./nbs/(\S+)\.ipynb", source)
         name, length = longest_function(source)
         lines = sum(bool(line.strip()) for line in source.splitlines())
-        rows.append((notebook[1] if notebook else "", path.name, lines, name, length))
-    lines = ["| module | notebook | lines of code | longest function |", "|---|---|--:|---|"]
+        uses = ", ".join(package_imports(source, modules)) or "–"
+        rows.append((notebook[1] if notebook else "", path.stem, lines, name, length, uses))
+    lines = ["| module | notebook | lines of code | longest function | imports |", "|---|---|--:|---|---|"]
     lines += [
-        f"| `{module}` | {notebook} | {n:,} | `{name}` ({length}) |"
-        for notebook, module, n, name, length in sorted(rows)
+        f"| `{module}` | {notebook} | {n:,} | `{name}` ({length}) | {uses} |"
+        for notebook, module, n, name, length, uses in sorted(rows)
     ]
     return "\n".join(lines)
 
@@ -119,7 +138,7 @@ def with_table(document: str, new_table: str) -> str:
 
 def main(argv: list[str] | None = None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--write", type=Path, metavar="FILE", help="put the table in FILE, between its markers")
+    parser.add_argument("--write", type=Path, metavar="FILE", help="put the tables in FILE, between its markers")
     args = parser.parse_args(argv)
     if args.write is None:
         print(tables())
