@@ -10,7 +10,7 @@ __all__ = ['make_model', 'TransformerConfig', 'BeamSearch', 'Recipe', 'MULTI30K'
            'export', 'CT2Translator', 'OnnxTranslator', 'TransformersTranslator', 'AnnotatedTransformerError']
 
 # %% ../nbs/17_package.ipynb #a5073de5
-__version__ = "0.25.0"
+__version__ = "0.26.0"
 
 # %% ../nbs/17_package.ipynb #80bcb275
 import importlib
@@ -24,7 +24,7 @@ _HOMES = {  # a name the top level offers: the module that defines it, imported 
     "train_translator": "runs",
     "train_multi30k": "multi30k",
     "train_corpus": "corpus",
-    "average_checkpoints": "checkpoints",
+    "average_checkpoints": "averaging",
     "Translator": "translation",
     "evaluate_pairs": "translation",
     "alpha_search": "translation",

@@ -21,14 +21,8 @@ from typing import get_args
 import torch
 
 from . import __version__, formats
-from annotated_transformer.checkpoints import (
-    average_checkpoints,
-    check_average_out,
-    last_checkpoints,
-    read_checkpoint,
-    snapshot_files,
-    write_checkpoint,
-)
+from .averaging import average_checkpoints, check_average_out, last_checkpoints, snapshot_files
+from .checkpoints import read_checkpoint, write_checkpoint
 from .copy_task import train_copy_task
 from .corpus import CORPORA, Corpus, read_pairs
 from .cpu import keep_freed_memory

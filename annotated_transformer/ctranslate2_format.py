@@ -18,7 +18,7 @@ from .cpu import check_float
 from .decoding import length_penalty
 from .errors import InputError, ModelFileError, optional_import
 from .fast_decoding import BeamSearch
-from annotated_transformer.native_format import (
+from annotated_transformer.model_directory import (
     RELOAD_ADVICE,
     checked_vocabularies,
     directory_search,
@@ -179,9 +179,10 @@ class CT2Translator(BaseTranslator):
         allow_unk: bool | None = None,  # False: never output <unk> (CTranslate2's disable_unk)
         device: torch.device | str = "cpu",  # e.g. "cuda:1"
         threads: int = 0,  # CPU threads for one translation; 0: CTranslate2's default
+        described: tuple[str, dict] | None = None,  # `own_description(path)`, where `open_translator` read it
     ):
         config = read_description(
-            Path(path), TOKENIZATION, CT2_FORMAT, files=("config.json", "model.bin")
+            Path(path), TOKENIZATION, CT2_FORMAT, files=("config.json", "model.bin"), described=described
         )  # and the BPE model, for a BPE vocabulary
         search = directory_search(Path(path), config)
         max_len = config["model"]["max_len"]

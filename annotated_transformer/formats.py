@@ -12,16 +12,17 @@ from pathlib import Path
 
 import torch
 
-from .checkpoints import read_checkpoint, snapshot_files
+from .averaging import snapshot_files
+from .checkpoints import read_checkpoint
 from .ctranslate2_format import CTRANSLATE2
 from .errors import InputError, MissingFileError
 from .fast_decoding import PAPER_PENALTY, BeamSearch
-from annotated_transformer.native_format import (
+from annotated_transformer.model_directory import (
     directory_search,
+    own_description,
     read_description,
     read_model_json,
     saved_search,
-    written_as,
 )
 from .onnx_format import ONNX
 from .saving import Format, write_directory
@@ -102,12 +103,14 @@ def export(
 # %% ../nbs/10d_formats.ipynb #c19f972d
 def format_of(
     path: Path,  # a model directory of any format
+    described: tuple[str, dict] | None = None,  # `own_description(path)`, where the caller read it; None: read here
 ) -> Format:
     "The format a directory's description names, else the one whose marker it holds; else native, whose reader names what is missing."
-    kind = (written_as(path) or "").split("/")[0]
-    described = next((f for f in FORMATS.values() if f.kind == kind), None)
+    described = described or own_description(path)
+    kind = described[1]["format"].split("/")[0] if described else ""
+    named = next((f for f in FORMATS.values() if f.kind == kind), None)
     marked = next((f for f in FORMATS.values() if f is not NATIVE and (path / f.marker).is_file()), None)
-    return described or marked or NATIVE  # native last: a transformers directory holds its marker too
+    return named or marked or NATIVE  # native last: a transformers directory holds its marker too
 
 
 def model_search(
@@ -117,8 +120,10 @@ def model_search(
     path = Path(path)
     if not path.is_dir():
         return saved_search(read_checkpoint(path, mmap=True), path)
-    format = format_of(path)
-    return directory_search(path, read_description(path, format.description, format.version), format.penalty)
+    described = own_description(path)  # parsed once, for the format and its reader
+    format = format_of(path, described)
+    config = read_description(path, format.description, format.version, described=described)
+    return directory_search(path, config, format.penalty)
 
 
 def open_translator(
@@ -139,19 +144,26 @@ def open_translator(
             f"8-bit weights (--int8) are for the CPU, not {device}: give --device cpu, or leave out --int8."
         )
     if path.is_dir():
-        format = format_of(path)
+        described = own_description(path)  # parsed once, for the format and its reader
+        format = format_of(path, described)
         if int8 and format is not NATIVE:  # refused before the model is read
-            raise InputError(_no_int8(path, format))
-        translator = format.open(path, device=device, **settings)
+            raise InputError(_no_int8(path, format, described))
+        translator = format.open(path, device=device, described=described, **settings)
     else:
         translator = Translator.from_checkpoint(path, device=device, **settings)
     return translator.int8() if int8 else translator
 
 
-def _no_int8(path: Path, format: Format) -> str:  # the message
+def _no_int8(
+    path: Path,
+    format: Format,
+    described: tuple[str, dict] | None,  # `own_description(path)`
+) -> str:  # the message
     "Why --int8 is refused for a directory of another engine than PyTorch, and what to do instead."
-    described = read_model_json(path, format.description)  # for the message alone: the model is not read
-    if isinstance(described, dict) and described.get("quantization") == "int8":
+    own = described and described[0] == format.description
+    # for the message alone: the model is not read
+    config = described[1] if own else read_model_json(path, format.description)
+    if isinstance(config, dict) and config.get("quantization") == "int8":
         return (
             f"{path} holds 8-bit weights already ({format.name}, exported with --quantization int8): leave out --int8."
         )

@@ -32,12 +32,11 @@ from torch import nn
 
 from .attention import padding_mask, subsequent_mask
 from .cpu import check_float
-from .data import REJOINED, BPETokenizer, Tokenizer
 from .errors import InputError, ModelFileError, optional_import
 from .fast_decoding import BeamSearch, search_steps
 from .files import sha256, write_atomically
 from .model import EncoderDecoder
-from annotated_transformer.native_format import (
+from annotated_transformer.model_directory import (
     RELOAD_ADVICE,
     checked_files,
     checked_vocabularies,
@@ -49,6 +48,7 @@ from annotated_transformer.native_format import (
 )
 from .recipe import Recipe
 from .saving import Format
+from .tokenization import REJOINED, BPETokenizer, Tokenizer
 from .training import BOS, EOS, PAD, UNK
 from .translation import BaseTranslator, Translator
 
@@ -430,6 +430,7 @@ class OnnxTranslator(BaseTranslator):
         allow_unk: bool | None = None,  # False: never output <unk>, the best known word instead
         device: torch.device | str = "cpu",  # onnxruntime's CPU package: the CPU alone
         threads: int = 0,  # CPU threads for one translation; 0: onnxruntime's default
+        described: tuple[str, dict] | None = None,  # `own_description(path)`, where `open_translator` read it
     ):
         onnxruntime = optional_import("onnxruntime", "annotated-transformer[onnx]")
         if torch.device(device).type != "cpu":
@@ -438,7 +439,7 @@ class OnnxTranslator(BaseTranslator):
             )
         path = Path(path)
         options = onnxruntime.SessionOptions()
-        config = read_description(path, format=ONNX_FORMAT, files=("text.json",))
+        config = read_description(path, format=ONNX_FORMAT, files=("text.json",), described=described)
         try:
             graphs = {name: config["graphs"][name]["sha256"] for name in GRAPHS}
         except (KeyError, TypeError):  # not listed, or not as `_write_graphs` lists them

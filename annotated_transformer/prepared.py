@@ -28,9 +28,9 @@ from filelock import FileLock, Timeout
 from torch.utils.data import DataLoader
 
 from .batches import TokenBudgetSampler, sampled_loader
-from .data import encode_pairs
 from .errors import DataError, MissingFileError, ModelFileError, WriteError
 from .files import cache_dir, flush_to_disk, sha256
+from .tokenization import encode_pairs
 
 # %% ../nbs/07c_prepared.ipynb #00579b70
 # the layout's version: a change prepares every corpus again (2: the manifest lists each file's checksum)

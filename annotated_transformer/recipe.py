@@ -12,6 +12,7 @@ __all__ = ['VOCABULARIES', 'SCHEDULES', 'PRECISIONS', 'logger', 'LARGE', 'Recipe
 
 # %% ../nbs/08a_recipe.ipynb #a0b91c1c
 import contextlib
+import copy
 import logging
 import math
 import time
@@ -20,11 +21,11 @@ from dataclasses import dataclass, fields
 
 import torch
 
-from .data import BPETokenizer, Tokenizer, Vocab, encode_pairs, train_bpe
 from .errors import InputError, ModelFileError
 from .fast_decoding import MAX_ALPHA
 from .model import EncoderDecoder, TransformerConfig, build_model
 from .names import name_pairs
+from .tokenization import BPETokenizer, Tokenizer, Vocab, encode_pairs, train_bpe
 from .trainer import BudgetSchedule, ClosedFormLabelSmoothing
 from .training import PAD, paper_optimizer, rate
 
@@ -248,8 +249,14 @@ def saved_vocabularies(saved: dict) -> tuple:  # source and target tokenizer, so
     "The tokenizers and vocabularies a checkpoint holds, as `vocabulary_data` stored them."
     langs = saved["langs"]
     vocabs = saved["vocabs"]
-    make = (lambda lang: BPETokenizer(saved["bpe"], lang)) if saved.get("bpe") else Tokenizer
-    return make(langs["src"]), make(langs["tgt"]), Vocab(vocabs["src"]), Vocab(vocabs["tgt"])
+    if saved.get("bpe"):
+        src_tok = BPETokenizer(saved["bpe"], langs["src"])
+        tgt_tok = copy.copy(src_tok)  # the one sentencepiece model, parsed once: only the language differs
+        tgt_tok.lang = langs["tgt"]
+    else:
+        src_tok = Tokenizer(langs["src"])
+        tgt_tok = Tokenizer(langs["tgt"])
+    return src_tok, tgt_tok, Vocab(vocabs["src"]), Vocab(vocabs["tgt"])
 
 # %% ../nbs/08a_recipe.ipynb #4b6eb351
 @dataclass

@@ -26,17 +26,11 @@ from pathlib import Path
 
 import torch
 
+from .averaging import SNAPSHOT_KINDS, save_weights, snapshot_files
 from .batches import epoch_batches
-from annotated_transformer.checkpoints import (
-    SNAPSHOT_KINDS,
-    Checkpoints,
-    load_checkpoint,
-    read_checkpoint,
-    save_weights,
-    snapshot_files,
-)
+from .checkpoints import Checkpoints, load_checkpoint, read_checkpoint
 from .cpu import use_cpu_speedups
-from .data import BPE_TRAINING, PairStream
+from .data import PairStream
 from .errors import DataError, InputError, MissingFileError, ModelFileError, OutputInUseError
 from .fast_decoding import BeamSearch, search_config
 from .files import lock_or_refuse, write_atomically, write_error
@@ -65,6 +59,7 @@ from annotated_transformer.recipe import (
     translation_model,
     vocabulary_data,
 )
+from .tokenization import BPE_TRAINING
 from .trainer import SINGLE, Hook, PlanReport, Processes, Trainer, TrainState, logger, over_budget
 from .training import PAD, LabelSmoothing, batch_loss
 

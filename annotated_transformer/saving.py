@@ -20,7 +20,7 @@ from .errors import InputError, MissingFileError, ModelFileError
 from .fast_decoding import PAPER_PENALTY
 from .files import flush_to_disk, lock_or_refuse, os_error, sha256, write_error
 from .interrupts import stop_requests
-from .native_format import directory_search, model_file, read_description, read_model_json
+from .model_directory import directory_search, model_file, read_description, read_model_json
 
 # %% ../nbs/08d_saving.ipynb #f6d9c63d
 @dataclass(frozen=True)
@@ -33,9 +33,7 @@ class Format:
     writes: tuple[str, ...]  # files an export writes besides the description, README.md and those it lists ("files")
     marker: str  # a file that only its directories hold
     write: Callable  # (translator, out, quantization, about) -> out
-    open: (
-        Callable  # (path, *, device, beam, alpha, allow_unk) -> a translator of this format, its stored search changed
-    )
+    open: Callable  # (path, *, device, beam, alpha, allow_unk, described) -> its translator, the stored search changed
     quantizations: tuple[str, ...] = ()  # weights' types it writes besides float32
     penalty: str = PAPER_PENALTY  # the length penalty its engine applies, which its stored α is for
 

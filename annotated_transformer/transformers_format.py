@@ -19,11 +19,10 @@ from safetensors import SafetensorError
 from torch import Tensor
 
 from .cpu import check_float
-from .data import BPETokenizer
 from .errors import InputError, ModelFileError, optional_import
 from .fast_decoding import LENGTH_PENALTY, BeamSearch, search_config
 from .model import EncoderDecoder, TransformerConfig
-from annotated_transformer.native_format import (
+from annotated_transformer.model_directory import (
     RELOAD_ADVICE,
     check_memory,
     checked_vocabularies,
@@ -35,6 +34,7 @@ from annotated_transformer.native_format import (
     write_description,
 )
 from .saving import Format
+from .tokenization import BPETokenizer
 from .training import BOS, EOS, PAD, SPECIALS, UNK
 from .translation import GREEDY, BaseTranslator, Translator
 
@@ -284,9 +284,11 @@ class TransformersTranslator(BaseTranslator):
         alpha: float | None = None,  # transformers' length penalty: log P / |Y|^α
         allow_unk: bool | None = None,
         device: torch.device | str = "cpu",  # e.g. "cuda:1"
+        described: tuple[str, dict] | None = None,  # `own_description(path)`, where `open_translator` read it
     ):
         path = Path(path)
-        config = read_description(path, HF_DESCRIPTION, HF_FORMAT, files=HF_READS)  # and the BPE model
+        # and the BPE model
+        config = read_description(path, HF_DESCRIPTION, HF_FORMAT, files=HF_READS, described=described)
         _check_marian(path, config["model"])
         search = directory_search(path, config, LENGTH_PENALTY)
         max_len = config["model"]["max_len"]

@@ -25,10 +25,10 @@ import sacrebleu
 import torch
 from tqdm.auto import tqdm
 
+from .averaging import average_checkpoints, snapshot_files
 from .batches import TokenBudgetSampler, collate
-from .checkpoints import average_checkpoints, read_checkpoint, snapshot_files
+from .checkpoints import read_checkpoint
 from .cpu import int8_linears
-from .data import BPETokenizer, Tokenizer, Vocab
 from .decoding import MAX_EXTRA
 from annotated_transformer.errors import (
     DataError,
@@ -41,7 +41,7 @@ from annotated_transformer.errors import (
 from .fast_decoding import BeamSearch, changed_search, search_problem
 from .interrupts import stop_requests
 from .model import EncoderDecoder
-from annotated_transformer.native_format import (
+from annotated_transformer.model_directory import (
     PRETRAINED_FORMAT,
     checked_model,
     checked_vocabularies,
@@ -51,6 +51,7 @@ from annotated_transformer.native_format import (
 )
 from .recipe import default_device
 from .saving import Format, copy_export, write_directory
+from .tokenization import BPETokenizer, Tokenizer, Vocab
 from .training import BOS, EOS, Batch
 
 # %% ../nbs/08e_translation.ipynb #30971da2
@@ -187,8 +188,19 @@ class BaseTranslator:
     ) -> list[str]:  # their translations, in the same order
         "Translations of `sentences`, decoded in batches of similar length; an empty one stays empty."
         search = self.searching(beam, alpha, allow_unk)
-        ids = self.encode(sentences)
-        outputs = [""] * len(sentences)
+        return self.translate_encoded(self.encode(sentences), search, max_tokens=max_tokens, progress=progress)
+
+    def translate_encoded(
+        self,
+        ids: list[list[int]],  # encoded sentences, as `encode` gives them
+        search: Search | None = None,  # None: the translator's own (`self.search`)
+        *,
+        max_tokens: int = 4000,  # source tokens per batch, padding included
+        progress: bool = False,
+    ) -> list[str]:  # their translations, in the same order
+        "`translate` of sentences encoded already: for a caller that looked at their ids first, so that none is encoded twice."
+        search = self.search if search is None else search
+        outputs = [""] * len(ids)
         for batch in tqdm(
             self.length_batches(ids, max_tokens),
             desc="translate",
@@ -258,11 +270,12 @@ class Translator(BaseTranslator):
         alpha: float | None = None,
         allow_unk: bool | None = None,
         search: Search | None = None,
+        described: tuple[str, dict] | None = None,  # `own_description(path)`, where `open_translator` read it
     ) -> "Translator":
         "The model and search a model directory holds: safetensors and JSON, nothing unpickled."
         return cls.from_saved(
             path,
-            read_pretrained(path),
+            read_pretrained(path, described),
             device,
             search,
             beam=beam,
@@ -339,7 +352,7 @@ Translator.format = NATIVE
 
 # %% ../nbs/08e_translation.ipynb #b37d5366
 def _line_problems(translator: BaseTranslator, numbered: list[tuple[int, bytes]]) -> tuple[dict, dict]:
-    "The texts of the lines to translate, and what is wrong with the others, both by line number; empty lines in neither."
+    "The lines to translate, encoded, and what is wrong with the others, both by line number; empty lines in neither."
     texts = {}
     problems = {}
     for n, raw in numbered:
@@ -351,9 +364,11 @@ def _line_problems(translator: BaseTranslator, numbered: list[tuple[int, bytes]]
         if text.strip():
             texts[n] = text
     numbers = list(texts)
-    for i in translator.too_long(translator.encode(list(texts.values()))):
+    ids = translator.encode(list(texts.values()))  # once: `_translate_block` translates these
+    for i in translator.too_long(ids):
         problems[numbers[i]] = "too long for this model: split it into shorter sentences"
-    return {n: t for n, t in texts.items() if n not in problems}, problems
+    encoded = {n: s for n, s in zip(texts, ids) if n not in problems}
+    return encoded, problems
 
 
 def translate_stream(
@@ -386,13 +401,13 @@ def _translate_block(
     translator: BaseTranslator, block: list[tuple[int, bytes]], out: TextIO, max_tokens: int, on_error: str
 ) -> int:  # the number of lines skipped
     "Translate and write one chunk of numbered lines, as `translate_stream` says."
-    texts, problems = _line_problems(translator, block)
+    encoded, problems = _line_problems(translator, block)
     stop = min(problems) if problems and on_error == "stop" else None
     if stop:  # translate and write what comes before the bad line, then stop
         block = [(n, r) for n, r in block if n < stop]
-        texts = {n: t for n, t in texts.items() if n < stop}
+        encoded = {n: s for n, s in encoded.items() if n < stop}
     translated = dict(
-        zip(texts, translator.translate(list(texts.values()), max_tokens=max_tokens) if texts else []),
+        zip(encoded, translator.translate_encoded(list(encoded.values()), max_tokens=max_tokens) if encoded else []),
     )
     _write_lines(out, [(n, translated.get(n, "") + "\n") for n, _ in block])
     if stop:

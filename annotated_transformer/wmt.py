@@ -18,7 +18,8 @@ from pathlib import Path
 import pandas as pd
 import torch
 
-from .checkpoints import average_checkpoints, last_checkpoints, write_checkpoint
+from .averaging import average_checkpoints, last_checkpoints
+from .checkpoints import write_checkpoint
 from .data import check_split, find_corpus_file, iter_parallel
 from .errors import MissingFileError
 from .prepared import files_sha256

@@ -16,8 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from annotated_transformer.data import BPETokenizer, Tokenizer, load_multi30k, train_bpe
+from annotated_transformer.data import load_multi30k
 from annotated_transformer.onnx_format import bpe_rules, detokenizer_rules, tokenizer_rules
+from annotated_transformer.tokenization import BPETokenizer, Tokenizer, train_bpe
 
 pytestmark = pytest.mark.xdist_group("test_browser_text")  # its module-scoped fixture runs Node once, on one worker
 

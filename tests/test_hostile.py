@@ -26,10 +26,12 @@ import torch
 from corpora import first_lines, write_corpus
 from faults import with_fault
 
-from annotated_transformer import ctranslate2_format
+from annotated_transformer import ctranslate2_format, model_directory
 from annotated_transformer.checkpoints import read_checkpoint, write_checkpoint
 from annotated_transformer.cli import main
-from annotated_transformer.native_format import description_sha256
+from annotated_transformer.formats import open_translator
+from annotated_transformer.model_directory import description_sha256
+from annotated_transformer.translation import translate_stream
 
 pytestmark = pytest.mark.xdist_group("test_hostile")  # its module-scoped fixtures are built once, on one worker
 
@@ -811,6 +813,34 @@ def _without(model_dir: Path, key: str):
     config = json.loads((model_dir / "config.json").read_text())
     del config[key], config["sha256"]
     (model_dir / "config.json").write_text(json.dumps(config))
+
+
+def test_an_opened_directory_parses_its_description_once_and_each_line_is_tokenized_once(model_dir: Path):
+    """`open_translator(DIR)` reads config.json once, and `translate_stream` tokenizes each line once (before, its
+    description was parsed three times, by the format's guess and twice by its reader, and each line twice: for the
+    length check, then to translate)."""
+    read = model_directory.read_model_json
+    parsed = []
+
+    def counted(folder, name, *args, **kwargs):
+        parsed.append(name)
+        return read(folder, name, *args, **kwargs)
+
+    with patch.object(model_directory, "read_model_json", counted):
+        translator = open_translator(model_dir)
+    assert parsed.count("config.json") == 1, parsed
+    tokenize_all = translator.src_tok.tokenize_all
+    tokenized = []
+
+    def counted_lines(texts: list[str]) -> list[list[str]]:
+        tokenized.extend(texts)
+        return tokenize_all(texts)
+
+    translator.src_tok.tokenize_all = counted_lines
+    lines = [f"Ein Hund läuft {i}." for i in range(3)]
+    out = io.StringIO()
+    assert translate_stream(translator, io.BytesIO("".join(f"{s}\n" for s in lines).encode()), out) == 0
+    assert len(out.getvalue().splitlines()) == 3 and sorted(tokenized) == lines, tokenized
 
 
 def test_a_model_directory_without_vocabularies_says_so(model_dir: Path, tmp_path: Path):

@@ -156,7 +156,7 @@ def test_each_notebook_has_a_number_of_its_own():
 
 
 def test_reading_a_tokenizer_imports_no_trainer():
-    code = "import sys, annotated_transformer.data; print(' '.join(sorted(sys.modules)))"
+    code = "import sys, annotated_transformer.tokenization; print(' '.join(sorted(sys.modules)))"
     loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
     machinery = {"annotated_transformer.trainer", "annotated_transformer.checkpoints", "annotated_transformer.recipe"}
-    assert not machinery & set(loaded), f"importing the data module loads {sorted(machinery & set(loaded))}"
+    assert not machinery & set(loaded), f"importing the tokenization module loads {sorted(machinery & set(loaded))}"

@@ -31,12 +31,13 @@ import torch
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 from playwright.sync_api import sync_playwright
 
-from annotated_transformer.data import BPETokenizer, load_multi30k, train_bpe
+from annotated_transformer.data import load_multi30k
 from annotated_transformer.decoding import MAX_EXTRA
 from annotated_transformer.fast_decoding import BeamSearch
 from annotated_transformer.formats import model_search
 from annotated_transformer.model import TransformerConfig, build_model
 from annotated_transformer.onnx_format import OnnxTranslator, export_onnx
+from annotated_transformer.tokenization import BPETokenizer, train_bpe
 from annotated_transformer.translation import Translator
 
 pytestmark = pytest.mark.xdist_group("test_website")  # its module-scoped fixtures are built once, on one worker

@@ -26,7 +26,7 @@ import tomllib
 import vl_convert
 
 from annotated_transformer.errors import report_errors
-from annotated_transformer.native_format import read_description
+from annotated_transformer.model_directory import read_description
 
 ROOT = Path(__file__).resolve().parent.parent
 NBS, OUT, PACKAGE = ROOT / "nbs", ROOT / "_docs", "annotated_transformer"

@@ -22,8 +22,8 @@ from annotated_transformer import __version__
 from annotated_transformer.fast_decoding import BeamSearch
 from annotated_transformer.files import cache_dir
 from annotated_transformer.formats import model_search, provenance
+from annotated_transformer.model_directory import read_description
 from annotated_transformer.multi30k import MULTI30K, train_multi30k
-from annotated_transformer.native_format import read_description
 from annotated_transformer.onnx_format import ONNX_FORMAT, export_onnx
 from annotated_transformer.recipe import Recipe
 from annotated_transformer.translation import Translator

@@ -1,4 +1,4 @@
-// Subword pieces in the browser, as the package's `annotated_transformer.data.BPETokenizer` finds them: sentencepiece's
+// Subword pieces in the browser, as the package's `annotated_transformer.tokenization.BPETokenizer` finds them: sentencepiece's
 // byte-pair encoding (its normalisation, then the merges by score), and its way back to text. The rules come from
 // Python (`onnx_format.bpe_rules`): the pieces and their scores, the control pieces, the unknown piece's text, whether
 // a character no piece holds falls back to its bytes, and where sentencepiece's normalisation differs from Unicode's

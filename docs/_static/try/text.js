@@ -1,4 +1,4 @@
-// Words and punctuation in the browser, as the package's `annotated_transformer.data.Tokenizer` finds them: spaCy's
+// Words and punctuation in the browser, as the package's `annotated_transformer.tokenization.Tokenizer` finds them: spaCy's
 // rule-based tokenizer to split text into tokens, Moses' detokenizer (then two rejoining rules) to join them back.
 // Both are driven by rules written in Python (`tokenizer_rules(lang)`, `detokenizer_rules(lang)`), whose regexes
 // arrive as JS regex sources, already converted from Python's syntax and meaning to JS's under the `u` flag

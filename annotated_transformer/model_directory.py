@@ -9,8 +9,8 @@ __all__ = ['PRETRAINED_FORMAT', 'SEARCH_FILE', 'RELOAD_ADVICE', 'MAX_READ', 'DES
            'PRETRAINED_USE', 'tied_names', 'write_search', 'recipe_search', 'saved_search', 'model_description',
            'description_sha256', 'write_description', 'write_pretrained', 'model_file', 'read_model_bytes',
            'read_model_json', 'no_way_out', 'checked_config', 'meta_model', 'check_memory', 'checked_model',
-           'written_as', 'checked_files', 'text_kinds_hold', 'checked_vocabularies', 'read_description',
-           'directory_search', 'files_sha256', 'read_pretrained', 'card_metadata', 'model_card']
+           'own_description', 'written_as', 'checked_files', 'text_kinds_hold', 'checked_vocabularies',
+           'read_description', 'directory_search', 'files_sha256', 'read_pretrained', 'card_metadata', 'model_card']
 
 # %% ../nbs/08c_model_directory.ipynb #58f8f9cf
 import hashlib
@@ -71,7 +71,9 @@ def recipe_search(recipe, where: Path) -> BeamSearch:
 
 
 def saved_search(saved: dict, where: Path) -> BeamSearch:
-    "The search a checkpoint stores (its recipe's, for one of version 0.16 or older)."
+    "The search a checkpoint stores (its recipe's, for one of version 0.16 or older); `read_pretrained`'s as it is."
+    if isinstance(search := saved.get("search"), BeamSearch):  # read from generation_config.json, checked there
+        return search
     return stored_search(saved["search"], where) if "search" in saved else recipe_search(saved.get("recipe"), where)
 
 # %% ../nbs/08c_model_directory.ipynb #47f71d49
@@ -344,16 +346,23 @@ def checked_model(
 DESCRIPTION_FILES = ("config.json", "annotated_transformer.json")
 
 
-def written_as(path: Path) -> str | None:
-    'The format ("kind/version") of this project\'s that a directory describes itself in; None: none of ours.'
+def own_description(path: Path) -> tuple[str, dict] | None:  # (its file's name, its contents); None: none of ours
+    "The description of this project's that a directory holds, parsed once: the first of `DESCRIPTION_FILES` of our format."
     for name in DESCRIPTION_FILES:
         try:
-            found = read_model_json(path, name).get("format")
-        except (MissingFileError, ModelFileError, AttributeError):  # no such file, not JSON, not an object
+            described = read_model_json(path, name)
+        except (MissingFileError, ModelFileError):  # no such file, not JSON
             continue
+        found = described.get("format") if isinstance(described, dict) else None
         if isinstance(found, str) and found.startswith("annotated-transformer-"):
-            return found
+            return name, described
     return None
+
+
+def written_as(path: Path) -> str | None:
+    'The format ("kind/version") of this project\'s that a directory describes itself in; None: none of ours.'
+    own = own_description(path)
+    return own[1]["format"] if own else None
 
 
 def checked_files(
@@ -417,6 +426,7 @@ def read_description(
     name: str = "config.json",  # its description file
     format: str = PRETRAINED_FORMAT,  # the format expected
     files: tuple[str, ...] = (),  # the format's own files whose checksums its description must list ("files")
+    described: tuple[str, dict] | None = None,  # `own_description(path)`, where the caller read it; None: read here
 ) -> dict:  # the description, with the BPE model's bytes under "bpe" where the vocabulary is BPE
     "A model directory's description as `write_description` wrote it, after checking its format, checksums and values."
     if path.is_file():
@@ -427,7 +437,8 @@ def read_description(
         raise MissingFileError(
             f"{path} is not there: give the model directory that `annotated-transformer export` wrote."
         )
-    found = written_as(path)
+    own = described or own_description(path)
+    found = own[1]["format"] if own else None
     if found and found.split("/")[0] != format.split("/")[0]:  # another kind of directory than this reader's
         raise ModelFileError(
             f"{path} is a directory of format {found!r}, not {format!r}: open it with `open_translator`, "
@@ -435,7 +446,7 @@ def read_description(
         )
     no_way_out(path)
     absent = f"{path} holds no {name}: it is not a model directory (`annotated-transformer export` writes one)."
-    config = read_model_json(path, name, missing=absent)
+    config = dict(own[1]) if own and own[0] == name else read_model_json(path, name, missing=absent)
     if not isinstance(config, dict) or config.get("format") != format:
         found = config.get("format") if isinstance(config, dict) else None
         raise ModelFileError(
@@ -519,13 +530,14 @@ def _loaded_weights(path: Path, config: dict) -> dict[str, torch.Tensor]:
 
 def read_pretrained(
     path: str | Path,  # a model directory written by `write_pretrained`
-) -> Checkpoint:  # model, config, vocabs, langs (and bpe): what `Translator.from_saved` reads
+    described: tuple[str, dict] | None = None,  # `own_description(path)`, where the caller read it; None: read here
+) -> Checkpoint:  # model, config, vocabs, langs, search (a `BeamSearch`), and bpe: what `Translator.from_saved` reads
     "The contents of a model directory, after checking its format and its weights' checksum."
     path = Path(path)
-    config = read_description(path)
+    config = read_description(path, described=described)
     bpe = dict(bpe=config["bpe"]) if "bpe" in config else {}
     state = _loaded_weights(path, config)
-    search = search_config(directory_search(path, config))
+    search = directory_search(path, config)  # the object itself: `saved_search` gives it back as it is
     return Checkpoint(
         model=state,
         config=config["model"],
