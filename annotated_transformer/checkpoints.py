@@ -1,4 +1,4 @@
-"""One file format for everything a run keeps: the state that resumes it exactly, the weights alone that a translator needs, and a checksum that catches a damaged file.
+"""One file format for everything a run keeps: the state that resumes it exactly, the weights alone that a translator needs (their mean: the averaging notebook), and a checksum that catches a damaged file.
 
 Docs: https://annotated-transformer.github.io/annotated-transformer/checkpoints.html.md"""
 

@@ -13,7 +13,6 @@ __all__ = ['MULTI30K_URL', 'MULTI30K_SPLITS', 'MULTI30K_SHA256', 'BYTE_ORDER_MAR
 import gzip
 import itertools
 import os
-import tempfile
 import urllib.request
 import zlib
 from collections.abc import Callable, Collection, Iterable, Iterator, Sequence

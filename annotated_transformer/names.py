@@ -1,4 +1,4 @@
-"""Training pairs with made-up names and numbers where Multi30k's captions have a person, a count or a name, so that a model learns to copy what it cannot translate.
+"""Training pairs with made-up names and numbers where Multi30k's captions have a person, a count, a thing or a name, so that a model learns to copy what it cannot translate.
 
 Docs: https://annotated-transformer.github.io/annotated-transformer/names.html.md"""
 
