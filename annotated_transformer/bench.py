@@ -133,7 +133,8 @@ def training_speed(
     criterion = ClosedFormLabelSmoothing(model.generator.proj.out_features, PAD, 0.1)  # as the trainer's
     optimizer, scheduler = paper_optimizer(model, model.config.d_model)
 
-    def step(batch: Batch):  # what `train` does per batch, without its logging, checkpoints and per-batch loss.item()
+    # what `train` does per batch, without its logging, checkpoints and per-batch loss.item()
+    def step(batch: Batch):
         with torch.autocast(device.type, dtype=autocast, enabled=autocast is not None):
             loss = batch_loss(model, criterion, batch)
         loss.backward()
@@ -194,8 +195,10 @@ def _measure_training(
 
 # %% ../nbs/15_performance.ipynb #73ad92e6
 MODELS = {  # how to build each, from a config, on a device
-    "ours": lambda config, device: use_cpu_speedups(build_model(config).to(device)),  # as the recipes train it
-    "ours, no CPU speed-ups": lambda config, device: build_model(config).to(device),  # as notebooks 00 and 01 build it
+    # as the recipes train it
+    "ours": lambda config, device: use_cpu_speedups(build_model(config).to(device)),
+    # as notebooks 00 and 01 build it
+    "ours, no CPU speed-ups": lambda config, device: build_model(config).to(device),
     "nn.Transformer": lambda config, device: torch_transformer(config).to(device),
 }
 
@@ -416,7 +419,8 @@ def _serving_rows(
 # %% ../nbs/15_performance.ipynb #f3a7a31e
 def benchmark(
     data_dir: str | Path | None = None,  # Multi30k, as `load_multi30k` finds it
-    checkpoint: str | Path | None = None,  # a trained Multi30k model, for the decoding and serving rows; else none
+    # a trained Multi30k model, for the decoding and serving rows; else none
+    checkpoint: str | Path | None = None,
     n_batches: int = 4,  # training batches per pass
     repeats: int = 3,  # timed passes over the training batches, and over the test set
     threads: int | None = None,  # CPU threads; None: PyTorch's default
@@ -489,7 +493,8 @@ def format_table(table: pd.DataFrame) -> str:
     return readable(table).reset_index().to_string(index=False)
 
 # %% ../nbs/15_performance.ipynb #d29e8a31
-def main(argv: list[str] | None = None) -> int:  # the exit status: 2 after an error a user can fix (no data, say)
+# the exit status: 2 after an error a user can fix (no data, say)
+def main(argv: list[str] | None = None) -> int:
     "The `make bench` command: run `benchmark`, print its table and save it."
     parser = argparse.ArgumentParser(
         description="Our Transformer against nn.Transformer and CTranslate2: training, decoding, serving, padding."

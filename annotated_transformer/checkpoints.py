@@ -77,7 +77,8 @@ def set_rng_states(states: dict):
 # %% ../nbs/05e_checkpoints.ipynb #7c3d3b85
 def tensors_sha256(
     contents,  # tensors and plain data, in nested dicts and lists
-    plain: bool = False,  # also every plain value (a configuration, vocabularies, a recipe), not the tensors alone
+    # also every plain value (a configuration, vocabularies, a recipe), not the tensors alone
+    plain: bool = False,
 ) -> str:  # hex digest
     "A SHA-256 checksum of every tensor in `contents`, with its place, dtype and shape (and of every plain value, if `plain`)."
     sha = hashlib.sha256()
@@ -145,7 +146,8 @@ def save_checkpoint(
     scheduler: torch.optim.lr_scheduler.LRScheduler,
     state: TrainState,
     rng: dict | list[dict] | None = None,  # generator states: this process's (None), or every process's
-    **extra,  # anything else a later reader needs (the `Checkpoint` keys of a translation run): plain data only
+    # anything else a later reader needs (the `Checkpoint` keys of a translation run): plain data only
+    **extra,
 ):
     "Write everything needed to resume training to `path`, atomically."
     config = model.config
@@ -181,7 +183,8 @@ def _checksum_holds(
 def read_checkpoint(
     path: str | Path,  # a file written by `save_checkpoint`
     map_location: str | torch.device = "cpu",  # where to put the tensors
-    mmap: bool = False,  # map the tensors instead of reading them, unchecked: for a look at the plain data only
+    # map the tensors instead of reading them, unchecked: for a look at the plain data only
+    mmap: bool = False,
 ) -> Checkpoint:
     "The contents of a checkpoint, loaded without unpickling arbitrary objects."
     path = Path(path)
@@ -216,12 +219,14 @@ def read_checkpoint(
 def load_checkpoint(
     path: str | Path,  # a file written by `save_checkpoint`
     model: nn.Module,  # receives the weights
-    optimizer: torch.optim.Optimizer | None = None,  # with the scheduler: resume training, RNG states included
+    # with the scheduler: resume training, RNG states included
+    optimizer: torch.optim.Optimizer | None = None,
     scheduler: torch.optim.lr_scheduler.LRScheduler | None = None,
     map_location: str | torch.device = "cpu",
     rank: int = 0,
     world_size: int = 1,  # this process, of how many (distributed training)
-    checkpoint: Checkpoint | None = None,  # what `path` holds, read already (`read_checkpoint`): not read again
+    # what `path` holds, read already (`read_checkpoint`): not read again
+    checkpoint: Checkpoint | None = None,
 ) -> TrainState:  # where the run stopped
     "Load a checkpoint into `model`, and into `optimizer` and `scheduler` when resuming training."
     if checkpoint is None:

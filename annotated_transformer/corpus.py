@@ -106,7 +106,8 @@ def corpus_recipe(
     return replace(MULTI30K, src_lang=src_lang, tgt_lang=tgt_lang, **changes)
 
 # %% ../nbs/12b_corpus.ipynb #9a439329
-def check_languages(recipe: Recipe, *files: Sequence[str | Path] | None):  # the training files, the validation files
+# the training files, the validation files
+def check_languages(recipe: Recipe, *files: Sequence[str | Path] | None):
     "Refuse a recipe whose languages the files' names contradict, or whose word tokenizers cannot be made here."
     for named in [file_languages(paths) for paths in files if paths]:
         if named and named != (recipe.src_lang, recipe.tgt_lang):
@@ -211,7 +212,8 @@ def corpus_pairs(
     train: Sequence[str | Path],  # as `read_pairs` takes them
     val: Sequence[str | Path] | None = None,  # the same; None: held out from `train`
     val_size: int | None = None,  # with no `val`: pairs to hold out (see `hold_out`)
-) -> dict[str, Iterable[tuple[str, str]]]:  # "train" pairs, read anew as a `PairStream`; "val" pairs, in a list
+    # "train" pairs, read anew as a `PairStream`; "val" pairs, in a list
+) -> dict[str, Iterable[tuple[str, str]]]:
     "A user's corpus as a run reads it: training pairs, and validation pairs read from `val` or held out."
     _one_validation(val, val_size)
     pairs = PairStream(lambda: iter_pairs(train))
@@ -259,7 +261,8 @@ def train_corpus(
     out: str | Path,  # directory for checkpoints
     train: Sequence[str | Path],  # two line-aligned files (source, target) or one tab-separated file
     val: Sequence[str | Path] | None = None,  # validation pairs, the same way; None: held out from `train`
-    recipe: Recipe | None = None,  # default: a new run's from `new_corpus_recipe`; when resuming, the run's own
+    # default: a new run's from `new_corpus_recipe`; when resuming, the run's own
+    recipe: Recipe | None = None,
     resume: bool = False,  # continue the run in `out`
     val_size: int | None = None,  # with no `val`: pairs of `train` to hold out (see `hold_out`)
     **options,  # the rest of `train_translator`'s: keep, device, progress, processes, start_over
@@ -298,7 +301,8 @@ class Corpus(NamedTuple):
     train: Callable  # (out, recipe=, resume=, **data options, **options) -> TrainState
     prepare: Callable  # (recipe=, **data options) -> PreparedCorpus: what a new run of the recipe trains on
     data: dict  # where the data is: option name -> its argparse keywords
-    evaluate: Callable | None  # (translator, split, data_dir, progress) -> (scores, translations); None: no test set
+    # (translator, split, data_dir, progress) -> (scores, translations); None: no test set
+    evaluate: Callable | None
     splits: tuple  # the splits `evaluate` scores, the test set (the default) last
     about: str  # for the help
     notebook: str  # the notebook whose recipe is the default, for the help

@@ -113,7 +113,8 @@ def ctranslate2_spec(translator: Translator):  # a ctranslate2.specs.Transformer
 # the "format" of TOKENIZATION; version 2 adds checksums of CTranslate2's files
 CT2_FORMAT = "annotated-transformer-ctranslate2/2"
 TOKENIZATION = (
-    "annotated_transformer.json"  # beside CTranslate2's own config.json: our tokenizers, vocabularies, provenance
+    # beside CTranslate2's own config.json: our tokenizers, vocabularies, provenance
+    "annotated_transformer.json"
 )
 CT2_USE = """```sh
 pip install "annotated-transformer[ctranslate2]"
@@ -231,7 +232,8 @@ CTRANSLATE2 = Format(
     "ctranslate2",
     CT2_FORMAT,
     TOKENIZATION,
-    writes=("model.bin", "bpe.model"),  # and CTranslate2's config.json and vocabularies, which its description lists
+    # and CTranslate2's config.json and vocabularies, which its description lists
+    writes=("model.bin", "bpe.model"),
     marker="model.bin",
     write=export_ctranslate2,
     open=lambda path, device, **search: CT2Translator(path, device=device or "cpu", **search),

@@ -101,8 +101,10 @@ def find_corpus_file(
 
 
 def multi30k_dir(
-    data_dir: str | Path | None = None,  # a directory holding the files; else $MULTI30K_DIR; else the download cache
-    url: str | None = None,  # where to download from, when neither is given: default $MULTI30K_URL, else MULTI30K_URL
+    # a directory holding the files; else $MULTI30K_DIR; else the download cache
+    data_dir: str | Path | None = None,
+    # where to download from, when neither is given: default $MULTI30K_URL, else MULTI30K_URL
+    url: str | None = None,
     progress: bool = True,  # show download progress
 ) -> Path:
     "The directory to read Multi30k from, downloading the files into the cache when no directory is given."

@@ -114,7 +114,8 @@ TIMEOUT_MINUTES = {"cpu": 5, "cuda": 30}  # how long a process waits for the oth
 
 def init_processes(
     backend: str | None = None,  # "nccl" or "gloo"; default: NCCL where there are GPUs, else gloo
-    timeout_minutes: float | None = None,  # how long a process waits for the others; default: `TIMEOUT_MINUTES`
+    # how long a process waits for the others; default: `TIMEOUT_MINUTES`
+    timeout_minutes: float | None = None,
 ) -> Processes:
     "Join the process group `torchrun` describes in the environment; without one, the single process."
     world_size = int(os.environ.get("WORLD_SIZE", 1))

@@ -138,8 +138,10 @@ def _settle_stdout():
 def report_errors(
     prog: str,  # the program's name, to start the message with
     command: Callable[[], object],
-    exiting: bool = False,  # the process ends after it (a program's `main`): a second Ctrl-C then ends it at once
-) -> int:  # the exit status: 0; 2 after an error a user can fix; 1 after a bug; 130 interrupted; 141 reader gone
+    # the process ends after it (a program's `main`): a second Ctrl-C then ends it at once
+    exiting: bool = False,
+    # the exit status: 0; 2 after an error a user can fix; 1 after a bug; 130 interrupted; 141 reader gone
+) -> int:
     "Run `command`: an error a user can fix becomes one line on stderr; a bug, its traceback and where to report it."
     try:
         command()

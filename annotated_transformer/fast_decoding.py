@@ -33,7 +33,8 @@ class StepDecoder:
         memory: Tensor,  # (rows, T_src, d_model) the encoder's output
         src_mask: Tensor,  # (rows, 1, T_src)
         *,
-        incremental: bool = True,  # keep each layer's keys and values; False: recompute the prefix at every step
+        # keep each layer's keys and values; False: recompute the prefix at every step
+        incremental: bool = True,
     ):
         self.model = model
         self.memory = memory
@@ -51,7 +52,8 @@ class StepDecoder:
 
     def __call__(
         self,
-        ys: Tensor,  # (rows, t) the prefix, from <s>; incremental calls must extend the previous call's by one token
+        # (rows, t) the prefix, from <s>; incremental calls must extend the previous call's by one token
+        ys: Tensor,
     ) -> Tensor:  # (rows, vocab) log-probabilities of token t + 1
         if not self.incremental:
             tgt_mask = subsequent_mask(ys.size(1), ys.device)
@@ -113,7 +115,8 @@ class Hypothesis(NamedTuple):
 class Beams:
     "The state of a batched beam search between two steps."
 
-    ys: Tensor  # (alive * k, t) live prefixes from <s>; the b-th sentence still searched owns rows b k ... b k + k - 1
+    # (alive * k, t) live prefixes from <s>; the b-th sentence still searched owns rows b k ... b k + k - 1
+    ys: Tensor
     scores: Tensor  # (alive, k) log P of each prefix
     alive: Tensor  # (alive,) the sentences still searched, as indices into the batch
     finished: list[list[Hypothesis]]  # per sentence of the batch, in the order they finished
@@ -144,7 +147,8 @@ def batch_beam_search(
     max_extra: int = MAX_EXTRA,  # an output has at most its input's length + this many tokens, </s> included
     incremental: bool = True,  # use the key-value cache
     unk: int | None = None,  # a token never output (the vocabulary's <unk>); None: any token may be
-) -> tuple[Tensor, Tensor]:  # best hypotheses (batch, T) from <s>, padded after </s>; their scores s(Y, X) (batch,)
+    # best hypotheses (batch, T) from <s>, padded after </s>; their scores s(Y, X) (batch,)
+) -> tuple[Tensor, Tensor]:
     "`decoding.beam_search` for a whole batch, with the key-value cache, dropping sentences as they finish."
     # (batch * k,) each row's sentence
     rows = torch.arange(src.size(0), device=src.device).repeat_interleave(beam)
@@ -154,7 +158,9 @@ def batch_beam_search(
 
 @torch.no_grad()
 def search_steps(
-    step,  # a decoder's steps, as `StepDecoder` gives them: step(ys) -> (rows, vocab) log-probabilities; step.select(rows)
+    # a decoder's steps, as `StepDecoder` gives them: step(ys) -> (rows, vocab) log-probabilities;
+    # step.select(rows)
+    step,
     limits: Tensor,  # (batch,) most output tokens per sentence, </s> included
     beam: int,  # k
     *,

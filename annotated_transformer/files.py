@@ -84,7 +84,8 @@ def os_error(error: BaseException) -> OSError | None:
 def write_error(
     path: Path,  # what could not be written
     error: OSError,
-    kept: str | None = None,  # what is left of it; None: `path` as it was, or nothing, for a file written whole
+    # what is left of it; None: `path` as it was, or nothing, for a file written whole
+    kept: str | None = None,
 ) -> WriteError:
     "What a user is told when `path` could not be written: why, what to check, and what is left."
     kept = kept or (f"{path.name} is as it was" if path.exists() else "nothing was written")

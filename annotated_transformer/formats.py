@@ -85,7 +85,8 @@ def search_words(search: BeamSearch, penalty: str = PAPER_PENALTY) -> str:
 def export(
     translator: Translator,
     out: str | Path,
-    format: str = "native",  # a name in FORMATS: "native", safetensors and JSON; "ctranslate2"; "onnx"; "transformers"
+    # a name in FORMATS: "native", safetensors and JSON; "ctranslate2"; "onnx"; "transformers"
+    format: str = "native",
     quantization: str | None = None,  # one of the format's `quantizations`; None: float32
     about: dict | None = None,  # provenance and scores, for config.json and the README
 ) -> Path:  # `out`
@@ -103,7 +104,8 @@ def export(
 # %% ../nbs/10d_formats.ipynb #c19f972d
 def format_of(
     path: Path,  # a model directory of any format
-    described: tuple[str, dict] | None = None,  # `own_description(path)`, where the caller read it; None: read here
+    # `own_description(path)`, where the caller read it; None: read here
+    described: tuple[str, dict] | None = None,
 ) -> Format:
     "The format a directory's description names, else the one whose marker it holds; else native, whose reader names what is missing."
     described = described or own_description(path)
@@ -129,11 +131,13 @@ def model_search(
 def open_translator(
     path: str | Path,  # a checkpoint, or a directory of any format
     *,
-    device: torch.device | str | None = None,  # None: PyTorch's formats on a GPU if any, the others on the CPU
+    # None: PyTorch's formats on a GPU if any, the others on the CPU
+    device: torch.device | str | None = None,
     beam: int | None = None,  # the search's settings; None: as the model stores them (`model_search`)
     alpha: float | None = None,  # length penalty α, for the penalty its engine applies
     allow_unk: bool | None = None,  # False: never output <unk>
-    int8: bool = False,  # a PyTorch model with 8-bit weights in its linear layers (`Translator.int8`), on the CPU
+    # a PyTorch model with 8-bit weights in its linear layers (`Translator.int8`), on the CPU
+    int8: bool = False,
 ) -> BaseTranslator:
     "A translator for any kind of saved model, searching as it stores, with the settings given (not None) changed."
     path = Path(path)

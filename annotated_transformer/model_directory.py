@@ -37,7 +37,8 @@ from .recipe import Recipe, saved_vocabularies, vocabulary_data
 PRETRAINED_FORMAT = "annotated-transformer-model/1"
 
 
-def tied_names(state: dict[str, torch.Tensor]) -> dict[str, str]:  # a later name -> the first name of its tensor
+# a later name -> the first name of its tensor
+def tied_names(state: dict[str, torch.Tensor]) -> dict[str, str]:
     "The names of a state dict that hold a tensor an earlier name holds already (tied weights)."
     first = {}
     tied = {}
@@ -72,7 +73,8 @@ def recipe_search(recipe, where: Path) -> BeamSearch:
 
 def saved_search(saved: dict, where: Path) -> BeamSearch:
     "The search a checkpoint stores (its recipe's, for one of version 0.16 or older); `read_pretrained`'s as it is."
-    if isinstance(search := saved.get("search"), BeamSearch):  # read from generation_config.json, checked there
+    # read from generation_config.json, checked there
+    if isinstance(search := saved.get("search"), BeamSearch):
         return search
     return stored_search(saved["search"], where) if "search" in saved else recipe_search(saved.get("recipe"), where)
 
@@ -103,7 +105,8 @@ def write_description(
     about: dict | None = None,  # where the model came from and what it scored
     use: str | None = None,  # the README's section on use; None: a model directory's
     weights: str | None = None,  # the README's line on the weights' files; None: a model directory's
-    library: str | None = None,  # the library that runs the directory, for the README's metadata; None: this project
+    # the library that runs the directory, for the README's metadata; None: this project
+    library: str | None = None,
 ) -> dict:  # the description written
     "What every kind of model directory holds beside its weights: a JSON description, `bpe.model` for BPE, a README."
     description, bpe = model_description(translator, about)
@@ -128,8 +131,10 @@ def _shared(path: Path):
 
 def write_pretrained(
     translator,  # a `Translator`, or any object with its model, tokenizers and vocabularies
-    out: str | Path,  # the model directory, filled in place (`Translator.save_pretrained` and `export` stage it)
-    about: dict | None = None,  # where the model came from and what it scored: kept in config.json and the README
+    # the model directory, filled in place (`Translator.save_pretrained` and `export` stage it)
+    out: str | Path,
+    # where the model came from and what it scored: kept in config.json and the README
+    about: dict | None = None,
 ) -> Path:  # `out`
     "Write `translator` as a model directory: safetensors weights, its search, a JSON description with the vocabularies, a README."
     check_float(translator.model)
@@ -346,7 +351,8 @@ def checked_model(
 DESCRIPTION_FILES = ("config.json", "annotated_transformer.json")
 
 
-def own_description(path: Path) -> tuple[str, dict] | None:  # (its file's name, its contents); None: none of ours
+# (its file's name, its contents); None: none of ours
+def own_description(path: Path) -> tuple[str, dict] | None:
     "The description of this project's that a directory holds, parsed once: the first of `DESCRIPTION_FILES` of our format."
     for name in DESCRIPTION_FILES:
         try:
@@ -408,7 +414,8 @@ def checked_vocabularies(
         ) from None
 
 
-def _described_bpe(path: Path, config: dict) -> dict:  # {"bpe": the BPE model's bytes}, or {} for word vocabularies
+# {"bpe": the BPE model's bytes}, or {} for word vocabularies
+def _described_bpe(path: Path, config: dict) -> dict:
     "The BPE model a directory's description names, checked against the checksum it records."
     if config.get("vocabulary") != "bpe":
         return {}
@@ -426,7 +433,8 @@ def read_description(
     name: str = "config.json",  # its description file
     format: str = PRETRAINED_FORMAT,  # the format expected
     files: tuple[str, ...] = (),  # the format's own files whose checksums its description must list ("files")
-    described: tuple[str, dict] | None = None,  # `own_description(path)`, where the caller read it; None: read here
+    # `own_description(path)`, where the caller read it; None: read here
+    described: tuple[str, dict] | None = None,
 ) -> dict:  # the description, with the BPE model's bytes under "bpe" where the vocabulary is BPE
     "A model directory's description as `write_description` wrote it, after checking its format, checksums and values."
     if path.is_file():
@@ -530,8 +538,10 @@ def _loaded_weights(path: Path, config: dict) -> dict[str, torch.Tensor]:
 
 def read_pretrained(
     path: str | Path,  # a model directory written by `write_pretrained`
-    described: tuple[str, dict] | None = None,  # `own_description(path)`, where the caller read it; None: read here
-) -> Checkpoint:  # model, config, vocabs, langs, search (a `BeamSearch`), and bpe: what `Translator.from_saved` reads
+    # `own_description(path)`, where the caller read it; None: read here
+    described: tuple[str, dict] | None = None,
+    # model, config, vocabs, langs, search (a `BeamSearch`), and bpe: what `Translator.from_saved` reads
+) -> Checkpoint:
     "The contents of a model directory, after checking its format and its weights' checksum."
     path = Path(path)
     config = read_description(path, described=described)
@@ -591,7 +601,8 @@ def card_metadata(
     return "---\n" + "\n".join(lines) + "\n---\n"
 
 
-def _card_data(config: dict) -> str:  # Markdown: the card's section on the training data and the model's limits
+# Markdown: the card's section on the training data and the model's limits
+def _card_data(config: dict) -> str:
     "What the model learned from, under which terms, and what follows for its use."
     corpus = config.get("about", {}).get("corpus")
     unknown = (

@@ -19,7 +19,8 @@ from collections.abc import Callable, Iterable, Iterator
 # %% ../nbs/07d_names.ipynb #9d563ba1
 NAME = "name"  # a person: a made-up name takes the words' place
 NUMBER = "number"  # a count: a made-up number takes it
-THING = "thing"  # a noun after a preposition, or the sentence's last: a made-up name, with or without its article
+# a noun after a preposition, or the sentence's last: a made-up name, with or without its article
+THING = "thing"
 GERMAN_ARTICLE = "ein|eine|einem|einer|einen|der|die|das|dem|den"
 ENGLISH_ARTICLE = "a|an|the"
 PREPOSITIONS = [  # (German preposition, the English it is translated with) before an article
@@ -64,7 +65,8 @@ def either_case(word: str) -> str:
 
 GERMAN_PREPOSITION = "(?:" + "|".join(de for de, _ in PREPOSITIONS + CONTRACTED) + ")"
 ENGLISH_PREPOSITION = "(?:" + "|".join(en for _, en in PREPOSITIONS + CONTRACTED) + ")"
-PLACES = {  # (source, target) language -> places a name or a number can take, as (source pattern, target pattern, kind)
+# (source, target) language -> places a name or a number can take, as (source pattern, target pattern, kind)
+PLACES = {
     ("de", "en"): [
         (r"\b(?:[Ee]in|[Ee]inen|[Ee]inem) Mann\b", r"\b[Aa] man\b", NAME),
         (r"\b(?:[Ee]ine|[Ee]iner) Frau\b", r"\b[Aa] woman\b", NAME),
@@ -91,7 +93,8 @@ PLACES = {  # (source, target) language -> places a name or a number can take, a
             )
             for de, en in CONTRACTED
         ],
-        (  # the sentence's last noun, after a verb (a lowercase word, no preposition or conjunction): its object
+        # the sentence's last noun, after a verb (a lowercase word, no preposition or conjunction): its object
+        (
             rf"\b(?!(?:{GERMAN_PREPOSITION}|und|oder)\b)[a-zäöüß]\w* (?P<phrase>(?:{GERMAN_ARTICLE}) (?P<noun>[A-ZÄÖÜ]\w*))\s*\.?\s*$",
             rf"\b(?!(?:{ENGLISH_PREPOSITION}|and|or)\b)[a-z]\w* (?P<phrase>(?:{ENGLISH_ARTICLE}) (?P<noun>\w+))\s*\.?\s*$",
             THING,
@@ -203,7 +206,9 @@ def with_name_pairs(
     return lambda split: itertools.chain(read(split), name_pairs(read(split), share, langs) if split == "train" else [])
 
 # %% ../nbs/07d_names.ipynb #a2253db5
-UNSEEN = [  # German sentences with words no Multi30k training pair holds, and those words, which a translation carries over ("A|B": either)
+# German sentences with words no Multi30k training pair holds, and those words, which a translation carries
+# over ("A|B": either)
+UNSEEN = [
     ("Angela Merkel fährt mit einem Tesla nach Zürich.", ["Angela", "Merkel", "Tesla", "Zürich|Zurich"]),
     ("Ein Läufer mit der Startnummer 4711 überquert die Ziellinie.", ["4711"]),
     ("Kowalski repariert das Dach eines alten Hauses.", ["Kowalski"]),

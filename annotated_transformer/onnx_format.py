@@ -82,7 +82,8 @@ class DecoderGraph(nn.Module):
         memory: torch.Tensor,  # (batch, S, d_model): the encoder's output
         src: torch.Tensor,  # (batch, S) source ids, for the padding mask
         ys: torch.Tensor,  # (batch, T) the output so far, from <s>
-    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:  # (batch, vocab), (batch, N, h, T, T), (batch, N, h, T, S)
+        # (batch, vocab), (batch, N, h, T, T), (batch, N, h, T, S)
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         out = self.model.decode(memory, padding_mask(src, PAD), ys, subsequent_mask(ys.size(1), ys.device))
         decoder = self.model.decoder
         log_probs = self.model.generator(out[:, -1])  # the next token's
@@ -206,7 +207,8 @@ def detokenizer_rules(lang: str) -> dict:
 SPACE_MARK = "\u2581"  # ▁, how sentencepiece writes a space
 
 
-def _normalization(sp) -> dict:  # a character: its text, where sentencepiece's differs from Unicode's NFKC of it
+# a character: its text, where sentencepiece's differs from Unicode's NFKC of it
+def _normalization(sp) -> dict:
     "Each character that the sentencepiece model `sp` normalises otherwise than NFKC, read between two letters."
     chars = [chr(c) for c in range(sys.maxunicode + 1) if not 0xD800 <= c < 0xE000]  # all but the surrogates
     table = {}
@@ -492,7 +494,8 @@ ONNX = Format(
     writes=("encoder.onnx", "decoder.onnx", "text.json"),
     marker="encoder.onnx",
     write=export_onnx,
-    open=lambda path, device, **search: OnnxTranslator(path, device=device or "cpu", **search),  # another: refused
+    # another: refused
+    open=lambda path, device, **search: OnnxTranslator(path, device=device or "cpu", **search),
     quantizations=ONNX_QUANTIZATIONS,
 )
 OnnxTranslator.format = ONNX  # what its save_pretrained copies

@@ -363,8 +363,10 @@ def _prepare(folder: Path, write: Callable[[Path], object]):
 class PairSource:
     "Where a run's sentence pairs come from: each split read anew as a stream, and what identifies them."
 
-    read: Callable[[str], Iterable[tuple[str, str]]]  # split ("train", "val") -> its (source, target) pairs, in order
-    identity: str | None = None  # a digest of all `read` reads (files' sums, how they are split); None: the pairs'
+    # split ("train", "val") -> its (source, target) pairs, in order
+    read: Callable[[str], Iterable[tuple[str, str]]]
+    # a digest of all `read` reads (files' sums, how they are split); None: the pairs'
+    identity: str | None = None
 
     def digest(self) -> str:
         "What identifies the pairs: `identity`, else the pairs' own digest (`pairs_sha256`), which reads them all."

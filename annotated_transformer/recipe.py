@@ -41,9 +41,11 @@ class Recipe:
     d_ff: int = 1024  # inner width of the feed-forward network (§3.3)
     h: int = 8  # attention heads (§3.2.2)
     dropout: float = 0.1  # P_drop (§5.4)
-    inner_dropout: float | None = None  # on the attention weights and the feed-forward hidden layer; None: P_drop
+    # on the attention weights and the feed-forward hidden layer; None: P_drop
+    inner_dropout: float | None = None
     norm_first: bool = False  # pre-norm layers (a deviation from the paper); False: the paper's post-norm
-    vocabulary: str = "words"  # "words": spaCy tokens, a vocabulary per language; "bpe": one shared BPE (§5.1)
+    # "words": spaCy tokens, a vocabulary per language; "bpe": one shared BPE (§5.1)
+    vocabulary: str = "words"
     min_freq: int = 2  # with "words": rarer training tokens become <unk>
     bpe_size: int = 8000  # with "bpe": pieces in the shared vocabulary
     max_len: int = 64  # longer training pairs are dropped (none of Multi30k's are)
@@ -52,17 +54,21 @@ class Recipe:
     accum: int = 1  # batches per update: an update sees up to max_tokens × accum tokens per side
     epochs: int = 20  # stop after this many epochs (0: no limit)
     steps: int = 0  # stop after this many updates (0: no limit)
-    minutes: float = 0  # training time: "eq3" stops at the epoch's end before it, "budget" plans for it (0: none)
+    # training time: "eq3" stops at the epoch's end before it, "budget" plans for it (0: none)
+    minutes: float = 0
     factor: float = 0.7  # scales Eq. (3)
     warmup: int = 800  # warmup_steps of Eq. (3)
     cooldown: float = 0  # epochs before the end over which the rate falls linearly to 0 (`recipe_optimizer`)
-    schedule: str = "eq3"  # "eq3": Eq. (3), scaled by factor; "budget": a `BudgetSchedule`, falling to 0 at the end
+    # "eq3": Eq. (3), scaled by factor; "budget": a `BudgetSchedule`, falling to 0 at the end
+    schedule: str = "eq3"
     eps_ls: float = 0.1  # label smoothing ε_ls (§5.4)
     precision: str = "auto"  # "auto" (bfloat16 where supported), "bf16" or "fp32"
     cpu_speedups: bool = True  # on a CPU, train with the cheaper dropout mask of `use_cpu_speedups`
     seed: int = 0  # seeds the initial weights, dropout and the order of the batches
-    snapshot_minutes: float = 0  # weights kept for averaging: 0, after every epoch; else every this many minutes
-    alpha: float = 0.6  # the length penalty α its models translate with by default (§6.1), chosen on validation
+    # weights kept for averaging: 0, after every epoch; else every this many minutes
+    snapshot_minutes: float = 0
+    # the length penalty α its models translate with by default (§6.1), chosen on validation
+    alpha: float = 0.6
 
     def __post_init__(self):
         for name, allowed in [("vocabulary", VOCABULARIES), ("schedule", SCHEDULES)]:

@@ -165,7 +165,8 @@ def run_recipe(
     recipe: Recipe | None,  # what was asked for; None when resuming: the run's own
     resume: bool,
     start_over: bool = False,  # a new run, where the files of an old one may be (to be deleted)
-) -> tuple[Recipe, dict | None]:  # the recipe to follow, and the checkpoint to resume from (None for a new run)
+    # the recipe to follow, and the checkpoint to resume from (None for a new run)
+) -> tuple[Recipe, dict | None]:
     "Check a request to start or resume the run in `out` against what is there."
     last = out / "last.pt"
     if links := [out / name for name in LINKED if (out / name).is_symlink()]:
@@ -315,13 +316,15 @@ class Snapshots(Hook):
     def after_epoch(self, st: TrainState) -> dict | None:  # every epoch, unless on an interval
         return self.take(st) if self.kind == "epoch" else None
 
-    def at_end(self, st: TrainState) -> dict | None:  # on an interval, the last weights too, whatever ended the run
+    # on an interval, the last weights too, whatever ended the run
+    def at_end(self, st: TrainState) -> dict | None:
         since = st.evals[-1]["step"] if st.evals else 0
         # no update since the last snapshot: none
         changed = st.step > since and not self.snapshot_path(st).exists()
         return self.take(st) if self.kind == "step" and changed else None
 
-    def after_update(self, st: TrainState) -> dict | None:  # each time training time passes a multiple of the interval
+    # each time training time passes a multiple of the interval
+    def after_update(self, st: TrainState) -> dict | None:
         if self.kind == "epoch":
             return None
         interval = self.recipe.snapshot_minutes * 60
@@ -365,7 +368,8 @@ class Metrics(Hook):
     def __init__(
         self,
         path: Path,  # the run's metrics.jsonl
-        state: TrainState,  # where the run starts: lines after its update are dropped, since those are trained again
+        # where the run starts: lines after its update are dropped, since those are trained again
+        state: TrainState,
     ):
         if path.exists():
             kept = [
@@ -450,7 +454,8 @@ TOKENIZERS = ("spacy", "sentencepiece")
 def run_corpus(
     recipe: Recipe,
     source: PairSource,
-    saved: dict | None = None,  # a resumed run's checkpoint: the vocabularies it trained with, its pairs' digest
+    # a resumed run's checkpoint: the vocabularies it trained with, its pairs' digest
+    saved: dict | None = None,
 ) -> PreparedCorpus:
     "The corpus a run of `recipe` trains on, prepared once: with vocabularies learned from its training pairs, or `saved`'s."
     settings = {name: getattr(recipe, name) for name in CORPUS_SETTINGS}
@@ -458,7 +463,8 @@ def run_corpus(
     if recipe.vocabulary == "bpe":
         made_by["bpe_training"] = BPE_TRAINING
     read = source.read
-    if recipe.name_pairs:  # read after the training split's own pairs; the vocabularies are learned without them
+    # read after the training split's own pairs; the vocabularies are learned without them
+    if recipe.name_pairs:
         made_by["name_pairs"] = dict(share=recipe.name_pairs, made=NAME_PAIRS)
         read = with_name_pairs(source.read, recipe.name_pairs, (recipe.src_lang, recipe.tgt_lang))
     learned_dir = prepared_dir(corpus_key(vocabularies="learned", **made_by))
@@ -499,7 +505,8 @@ def run_data(
     source: PairSource,
     saved: dict | None,  # a resumed run's checkpoint: its vocabularies and the digest of its pairs
     processes: Processes,
-) -> tuple[ParallelData, PreparedCorpus]:  # the splits as token ids on disk, with their vocabularies; the corpus
+    # the splits as token ids on disk, with their vocabularies; the corpus
+) -> tuple[ParallelData, PreparedCorpus]:
     "The training and validation pairs of a run, prepared once (`run_corpus`), the same in every process."
     corpus = run_corpus(recipe, source, saved)
     digest = corpus.manifest["pairs_sha256"]
@@ -667,7 +674,8 @@ class CorpusTrainer:
     identity: Callable[[str | Path | None, str, str], str | None] | None = (
         None  # (data_dir, src_lang, tgt_lang) -> a digest of the files
     )
-    about: dict | None = None  # for a model's card (`model_card`): the corpus's name, what it holds, citation, terms
+    # for a model's card (`model_card`): the corpus's name, what it holds, citation, terms
+    about: dict | None = None
 
     def __call__(
         self,

@@ -30,10 +30,12 @@ class Format:
     name: str  # as `export --format` takes it
     version: str  # its description's "format": the kind of directory before the "/", its version after
     description: str  # the description's file: the model directory's config.json, or a file of its own
-    writes: tuple[str, ...]  # files an export writes besides the description, README.md and those it lists ("files")
+    # files an export writes besides the description, README.md and those it lists ("files")
+    writes: tuple[str, ...]
     marker: str  # a file that only its directories hold
     write: Callable  # (translator, out, quantization, about) -> out
-    open: Callable  # (path, *, device, beam, alpha, allow_unk, described) -> its translator, the stored search changed
+    # (path, *, device, beam, alpha, allow_unk, described) -> its translator, the stored search changed
+    open: Callable
     quantizations: tuple[str, ...] = ()  # weights' types it writes besides float32
     penalty: str = PAPER_PENALTY  # the length penalty its engine applies, which its stored α is for
 

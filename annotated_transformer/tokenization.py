@@ -159,7 +159,8 @@ BPE_TRAINING = dict(  # how sentencepiece learns the BPE; a prepared corpus's na
 
 
 def train_bpe(
-    texts: Iterable[str],  # training sentences, of both languages for a shared vocabulary; read once, never held
+    # training sentences, of both languages for a shared vocabulary; read once, never held
+    texts: Iterable[str],
     vocab_size: int = 8000,  # pieces, the four specials included
 ) -> bytes:  # the serialized sentencepiece model, for `BPETokenizer`
     "Learn a byte-pair encoding of `texts` with sentencepiece, from how often each word occurs, its special tokens at our ids."

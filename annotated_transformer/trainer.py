@@ -229,13 +229,15 @@ class Trainer:
     def __init__(
         self,
         model: EncoderDecoder,  # trained in place
-        make_batches: Callable[..., Iterable[Batch]],  # epoch -> its batches, alike each call; (epoch, start=k)
+        # epoch -> its batches, alike each call; (epoch, start=k)
+        make_batches: Callable[..., Iterable[Batch]],
         criterion: nn.Module,  # summed loss, e.g. LabelSmoothing
         optimizer: torch.optim.Optimizer,
         scheduler: torch.optim.lr_scheduler.LRScheduler,  # stepped once per update
         accum_iter: int = 1,  # batches per update (gradient accumulation)
         autocast: torch.dtype | None = None,  # e.g. torch.bfloat16: mixed precision for the forward pass
-        hooks: Sequence[Hook] = (),  # validation, metrics, checkpoints: called after updates, after epochs, at the end
+        # validation, metrics, checkpoints: called after updates, after epochs, at the end
+        hooks: Sequence[Hook] = (),
         processes: Processes = SINGLE,  # with others (distributed training): each calls `fit`
         progress: bool = True,  # show a progress bar
     ):
@@ -287,8 +289,10 @@ class Trainer:
         self,
         state: TrainState | None = None,  # where to start; None for a new run. Updated as the run goes
         epochs: int | None = None,  # stop when this many epochs are done
-        steps: int | None = None,  # stop when this many updates are done (at least one of the two must be given)
-        minutes: float | None = None,  # also stop at an epoch's end when one more would end past this training time
+        # stop when this many updates are done (at least one of the two must be given)
+        steps: int | None = None,
+        # also stop at an epoch's end when one more would end past this training time
+        minutes: float | None = None,
     ) -> pd.DataFrame:  # one row per update: step, epoch, loss per token, lr, tokens, tokens_per_s, elapsed_s
         "Train from `state` for `epochs` or `steps` (fewer epochs if `minutes` say so)."
         self.begin(state, epochs, steps, minutes)
@@ -347,7 +351,8 @@ class Trainer:
             (loss / batch.ntokens / self.accum_iter).backward()
         return loss.detach(), batch.ntokens, len(batch.src)  # the loss stays on the device until the update
 
-    def step(self, counts: list):  # this process's summed loss (on the device), target tokens and pairs of the update
+    # this process's summed loss (on the device), target tokens and pairs of the update
+    def step(self, counts: list):
         "`update` the weights, count the update in the state, add a row to its history, and call the hooks."
         st = self.state
         loss, tokens, pairs = counts
@@ -411,7 +416,8 @@ class Trainer:
             over_budget(elapsed, st.epoch, self.minutes)
         )  # the main process's clock decides
 
-    def forecast(self) -> tuple[int | None, float | None, str]:  # updates, seconds per update, what ends the run
+    # updates, seconds per update, what ends the run
+    def forecast(self) -> tuple[int | None, float | None, str]:
         "The updates the run will make, as far as it can tell now: the plan's, or the fewest that `epochs`, `steps` or `minutes` allow."
         st = self.state
         per_epoch = self.per_epoch

@@ -228,7 +228,8 @@ def export_transformers(
     out: str | Path,  # a new directory (`export` writes one and moves it in place)
     quantization: str | None = None,  # None: float32, the one type this format writes
     about: dict | None = None,  # provenance and scores, for our description and the README
-    alpha: float = HF_SEARCH.alpha,  # for transformers' length penalty, stored with the translator's beam and <unk> rule
+    # for transformers' length penalty, stored with the translator's beam and <unk> rule
+    alpha: float = HF_SEARCH.alpha,
 ) -> Path:  # `out`
     "Write `translator` as a MarianMT directory that transformers' `from_pretrained` loads, with its tokenizer and search."
     check_float(translator.model)

@@ -76,7 +76,8 @@ class BaseTranslator:
         *,
         search: Search,  # how to decode: a `BeamSearch` (its settings can change per call), or any `Search`
         max_len: int,  # positions the model takes
-        stored_in: Path | None = None,  # the model file `search` was read from, named if the model cannot run it
+        # the model file `search` was read from, named if the model cannot run it
+        stored_in: Path | None = None,
     ):
         self.src_tok = src_tok
         self.tgt_tok = tgt_tok
@@ -224,7 +225,8 @@ class Translator(BaseTranslator):
         tgt_vocab: Vocab,
         *,
         search: Search = GREEDY,  # how to decode, e.g. `BeamSearch(4)`
-        stored_in: Path | None = None,  # the model file `search` was read from, named if the model cannot run it
+        # the model file `search` was read from, named if the model cannot run it
+        stored_in: Path | None = None,
     ):
         max_len = model.config.max_len
         super().__init__(
@@ -325,7 +327,8 @@ class Translator(BaseTranslator):
         self,
         sentences: list[str],  # source sentences, one per item
         max_tokens: int = 4000,  # source tokens per batch, padding included
-    ) -> list[tuple[list[int], Batch]]:  # per batch: the indices of its sentences, and the batch on the model's device
+        # per batch: the indices of its sentences, and the batch on the model's device
+    ) -> list[tuple[list[int], Batch]]:
         "The sentences tokenized, encoded and batched by length, ready for `self.search`."
         ids = self.encode(sentences)
         return [(batch, self.to_batch([ids[i] for i in batch])) for batch in self.length_batches(ids, max_tokens)]
@@ -376,7 +379,8 @@ def translate_stream(
     lines: Iterable[bytes],  # the input, a sentence a line, as a binary stream gives it
     out: TextIO,
     max_tokens: int = 4000,  # source tokens per batch
-    on_error: str = "stop",  # a line that cannot be translated: "stop" there, or "skip" it (an empty line out)
+    # a line that cannot be translated: "stop" there, or "skip" it (an empty line out)
+    on_error: str = "stop",
     chunk: int = 200,  # lines translated and written at a time
 ) -> int:  # the number of lines skipped
     "Translate `lines` to `out` a chunk at a time; empty lines stay empty; a bad line is named by its number."
@@ -457,7 +461,8 @@ def _write_lines(out: TextIO, numbered: list[tuple[int, str]]):
 # %% ../nbs/08e_translation.ipynb #89710f0b
 UNSPACED = {  # the languages written without spaces between words, and sacreBLEU's tokenizer for each
     **dict(zh="zh", ja="ja-mecab"),
-    **dict.fromkeys(("th", "lo", "my", "km", "bo"), "char"),  # Thai, Lao, Burmese, Khmer, Tibetan: by characters
+    # Thai, Lao, Burmese, Khmer, Tibetan: by characters
+    **dict.fromkeys(("th", "lo", "my", "km", "bo"), "char"),
 }
 
 
@@ -549,8 +554,10 @@ def best_average(
     most: int = 5,  # the most snapshots a mean takes
     *,
     device: torch.device | str | None = None,
-    search: Search | None = None,  # the search `score` translates with; None: the one the run's checkpoints store
-) -> tuple[dict, pd.DataFrame]:  # the best candidate's checkpoint (weights, no training state); every candidate's score
+    # the search `score` translates with; None: the one the run's checkpoints store
+    search: Search | None = None,
+    # the best candidate's checkpoint (weights, no training state); every candidate's score
+) -> tuple[dict, pd.DataFrame]:
     "The run's last weights, or the mean of its last 2 to `most` snapshots: whichever `score`s best (the first, on a tie)."
     run, snapshots = Path(run), snapshot_files(run)
     last = [run / "last.pt"] if (run / "last.pt").is_file() else snapshots[-1:]

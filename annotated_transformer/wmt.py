@@ -171,7 +171,8 @@ def finish_wmt14(
     run: str | Path,  # a training run's directory
     data_dir: str | Path | None = None,  # see `load_wmt14`
     k: int = 5,  # snapshots to average
-    beam: int | None = None,  # the search (§6.1); None: the run's stored one (beam 4, the recipe's α: the paper's 0.6)
+    # the search (§6.1); None: the run's stored one (beam 4, the recipe's α: the paper's 0.6)
+    beam: int | None = None,
     alpha: float | None = None,
     device: torch.device | None = None,  # default: a GPU if there is one
     progress: bool = False,
