@@ -32,7 +32,8 @@ class TokenBudgetSampler(Sampler):
     ):
         # an array stays as it is (a memory map, its type); a list becomes one
         self.src_lengths, self.tgt_lengths = (
-            side if isinstance(side, np.ndarray) else np.asarray(side, np.int64) for side in (src_lengths, tgt_lengths)
+            side if isinstance(side, np.ndarray) else np.asarray(side, np.int64)
+            for side in (src_lengths, tgt_lengths)
         )
         if self.src_lengths.shape != self.tgt_lengths.shape:
             raise InputError("src_lengths and tgt_lengths must have one entry per pair.")

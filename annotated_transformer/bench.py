@@ -296,7 +296,9 @@ def padding_comparison(
 ) -> dict:  # the share of padding in our batches, and with every sentence padded to the longest
     "The padding of length-bucketed batches against padding to one fixed length."
     ours = TokenBudgetSampler(src_lengths, tgt_lengths, max_tokens).padding_fraction()
-    fixed = 1 - (sum(src_lengths) + sum(tgt_lengths)) / (len(src_lengths) * (max(src_lengths) + max(tgt_lengths)))
+    fixed = 1 - (sum(src_lengths) + sum(tgt_lengths)) / (
+        len(src_lengths) * (max(src_lengths) + max(tgt_lengths))
+    )
     return {"our batches": ours, "fixed length": fixed}
 
 # %% ../nbs/15_performance.ipynb #533505ea
@@ -348,7 +350,10 @@ def _training_rows(
     **kw,
 ) -> list[dict]:
     "Training speed and memory, ours against `nn.Transformer`, in turn `rounds` times; `kw`: `measure_training`'s."
-    runs = [{k: _steady_training(k, config, batches, **kw) for k in ("ours", "nn.Transformer")} for _ in range(rounds)]
+    runs = [
+        {k: _steady_training(k, config, batches, **kw) for k in ("ours", "nn.Transformer")}
+        for _ in range(rounds)
+    ]
     rows = []
     for key, what in (("tokens/s", "target tokens/s"), ("peak MiB", "peak memory (MiB)")):
         ours, theirs = ([run[kind][key] for run in runs] for kind in ("ours", "nn.Transformer"))
@@ -404,7 +409,9 @@ def _serving_rows(
     rows = [_row(measurement, "ours", rates["ours"], name, rates[name]) for name in engines]
     if "ours int8" not in mine:
         return rows
-    bleu = {name: bleu_scores(t.translate(sources), references, "en")["sacrebleu"] for name, t in mine.items()}
+    bleu = {
+        name: bleu_scores(t.translate(sources), references, "en")["sacrebleu"] for name, t in mine.items()
+    }
     return rows + [
         _row(measurement, "ours int8", rates["ours int8"], "CTranslate2 int8", rates["CTranslate2 int8"]),
         _row(
@@ -442,7 +449,9 @@ def benchmark(
         "base config": TransformerConfig.base(multi30k.src_vocab, multi30k.tgt_vocab),
     }
     kw = dict(repeats=repeats, threads=threads, device=device, autocast=autocast)
-    rows = [row for name, config in configs.items() for row in _training_rows(name, config, batches, rounds, **kw)]
+    rows = [
+        row for name, config in configs.items() for row in _training_rows(name, config, batches, rounds, **kw)
+    ]
     if checkpoint and Path(checkpoint).exists():
         rows += _decoding_rows(Path(checkpoint), data_dir, device, repeats)
         if importlib.util.find_spec("ctranslate2"):  # an optional extra

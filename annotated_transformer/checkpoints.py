@@ -288,8 +288,9 @@ class Checkpoints(Hook):
             f"{self.minutes:g} minutes of training" * bool(self.minutes),
         ]
         every = " or ".join(filter(None, often))
-        return f"{self.path.name} (about {megabytes:,.1f} MB) written after each epoch" + f" and every {every}" * bool(
-            every
+        return (
+            f"{self.path.name} (about {megabytes:,.1f} MB) written after each epoch"
+            + f" and every {every}" * bool(every)
         )
 
     def after_update(self, state: TrainState):

@@ -21,7 +21,12 @@ from typing import get_args
 import torch
 
 from . import __version__, formats
-from .averaging import average_checkpoints, check_average_out, last_checkpoints, snapshot_files
+from annotated_transformer.averaging import (
+    average_checkpoints,
+    check_average_out,
+    last_checkpoints,
+    snapshot_files,
+)
 from .checkpoints import read_checkpoint, write_checkpoint
 from .copy_task import train_copy_task
 from .corpus import CORPORA, Corpus, read_pairs
@@ -32,7 +37,14 @@ from .errors import InputError, memory_advice, report_errors
 from .fast_decoding import PAPER_PENALTY, changed_search
 from .files import write_atomically
 from .interrupts import terminate_as_interrupt
-from .recipe import PRECISIONS, SCHEDULES, VOCABULARIES, Recipe, named_device, saved_recipe
+from annotated_transformer.recipe import (
+    PRECISIONS,
+    SCHEDULES,
+    VOCABULARIES,
+    Recipe,
+    named_device,
+    saved_recipe,
+)
 from .runs import run_at_rest
 from .saving import one_writer_at_a_time
 from .trainer import lines_shown
@@ -62,7 +74,9 @@ def _add_recipe_options(parser: argparse.ArgumentParser, corpus: Corpus):
 
 def _recipe(args: argparse.Namespace, corpus: Corpus) -> Recipe | None:
     "The corpus's recipe for a new run, or when resuming the run's own (None if there is none), with every option given."
-    given = {f.name: getattr(args, f.name) for f in dataclasses.fields(Recipe) if getattr(args, f.name) is not None}
+    given = {
+        f.name: getattr(args, f.name) for f in dataclasses.fields(Recipe) if getattr(args, f.name) is not None
+    }
     if not getattr(args, "resume", False):  # `prepare` prepares what a new run would train on
         return corpus.new_recipe({name: getattr(args, name) for name in corpus.data}, given)
     last = args.out / "last.pt"
@@ -330,7 +344,11 @@ def _add_average(commands):
         "average_K.pt. Given files, their mean. The result translates like any checkpoint.",
     )
     p.add_argument(
-        "checkpoints", type=_path, nargs="+", metavar="RUN_OR_CHECKPOINT", help="a run directory, or checkpoint files"
+        "checkpoints",
+        type=_path,
+        nargs="+",
+        metavar="RUN_OR_CHECKPOINT",
+        help="a run directory, or checkpoint files",
     )
     p.add_argument(
         "--last",
@@ -373,7 +391,9 @@ def _add_export(commands):
         help="weights' type (ctranslate2; onnx: int8); default float32",
     )
     p.add_argument(
-        "--score", action="store_true", help="score it on --corpus's test set with its own search, for the README"
+        "--score",
+        action="store_true",
+        help="score it on --corpus's test set with its own search, for the README",
     )
     _add_test_set_options(p, "with --score, the corpus to score on")
     _add_search_options(p.add_argument_group("the search the directory stores, and --score scores"))
@@ -433,9 +453,7 @@ def _train_copy(args: argparse.Namespace):
 def _kept(last: Path) -> str:
     "What an interrupted run has kept, and how to go on."
     if not last.exists():
-        return (
-            "nothing was saved (no update was made, or a second Ctrl-C stopped it at once); run the same command again"
-        )
+        return "nothing was saved (no update was made, or a second Ctrl-C stopped it at once); run the same command again"
     step = read_checkpoint(last, mmap=True)["train_state"]["step"]
     return f"the run is saved after update {step:,} in {last}; continue it with --resume (and without --start-over)"
 
@@ -516,7 +534,9 @@ def _score(
 
 def _evaluate(args: argparse.Namespace, device: torch.device | None):
     "Score the model on a split of the corpus, or on the files given (--source, --reference), and print the scores."
-    if args.hypotheses and args.hypotheses.resolve() in {Path(p).resolve() for p in (args.source, args.reference) if p}:
+    if args.hypotheses and args.hypotheses.resolve() in {
+        Path(p).resolve() for p in (args.source, args.reference) if p
+    }:
         raise InputError(
             f"--hypotheses {args.hypotheses} is a file to score, which it would replace: give another.",
         )
@@ -527,7 +547,9 @@ def _evaluate(args: argparse.Namespace, device: torch.device | None):
     if args.json:
         print(json.dumps({k: v for k, v in scores.items() if k != "detail"}))
     else:
-        print(f"{scores['split']}: sacreBLEU {scores['sacrebleu']:.2f}  ({scores['signature']})\n{scores['detail']}")
+        print(
+            f"{scores['split']}: sacreBLEU {scores['sacrebleu']:.2f}  ({scores['signature']})\n{scores['detail']}"
+        )
         # None: spaCy has no tokenizer here for it
         if (tokenized := scores["tokenized_lowercase_bleu"]) is not None:
             print(f"tokenized, lowercased BLEU (as some papers and tutorials report it): {tokenized:.2f}")

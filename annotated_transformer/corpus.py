@@ -82,7 +82,9 @@ def file_languages(
     "The languages two files' names end in, as `train.en.gz` and `train.de` name English and German."
     codes = tuple(Path(p).name.removesuffix(".gz").rpartition(".")[2] for p in paths)
     return (
-        codes if len(codes) == 2 and codes[0] != codes[1] and all(re.fullmatch("[a-z]{2}", c) for c in codes) else None
+        codes
+        if len(codes) == 2 and codes[0] != codes[1] and all(re.fullmatch("[a-z]{2}", c) for c in codes)
+        else None
     )
 
 # %% ../nbs/12b_corpus.ipynb #0056bac9
@@ -316,7 +318,9 @@ class Corpus(NamedTuple):
         "The options of `evaluate` and `average` that find the test set (`which`: TEST) or the validation set (VAL)."
         # validation files the run was given: one TSV, or source and reference
         if which == "VAL" and data.get("val"):
-            return " ".join(f"{option} {path}" for option, path in zip(("--source", "--reference"), data["val"]))
+            return " ".join(
+                f"{option} {path}" for option, path in zip(("--source", "--reference"), data["val"])
+            )
         if not self.splits:  # the user's own files, which only the user can name
             return f"--source {which}_SOURCE --reference {which}_REFERENCE"
         return f"--corpus {name}" + (f" --data-dir {data['data_dir']}" if data.get("data_dir") else "")

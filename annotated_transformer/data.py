@@ -225,7 +225,8 @@ def iter_parallel(
 ) -> Iterator[tuple[str, str]]:
     "Sentence pairs from two line-aligned files, as they are read."
     src, tgt = (
-        iter_lines(path, sha, allow_empty=drop_empty) for path, sha in ((src_path, src_sha256), (tgt_path, tgt_sha256))
+        iter_lines(path, sha, allow_empty=drop_empty)
+        for path, sha in ((src_path, src_sha256), (tgt_path, tgt_sha256))
     )
     counted = 0
     for s, t in itertools.zip_longest(src, tgt):

@@ -168,9 +168,7 @@ def _no_int8(
     # for the message alone: the model is not read
     config = described[1] if own else read_model_json(path, format.description)
     if isinstance(config, dict) and config.get("quantization") == "int8":
-        return (
-            f"{path} holds 8-bit weights already ({format.name}, exported with --quantization int8): leave out --int8."
-        )
+        return f"{path} holds 8-bit weights already ({format.name}, exported with --quantization int8): leave out --int8."
     return (
         f"8-bit weights while translating (--int8) are PyTorch's, and {path} is a {format.name} directory: "
         f"export the model with --format {_quantizing_formats()} --quantization int8 for that engine's own."

@@ -43,7 +43,10 @@ def stop_requests():
 @contextlib.contextmanager
 def terminate_as_interrupt():
     "While a command runs, SIGTERM is Ctrl-C: a `KeyboardInterrupt`, so that what the command was writing is cleaned up."
-    if threading.current_thread() is not threading.main_thread() or signal.getsignal(signal.SIGTERM) != signal.SIG_DFL:
+    if (
+        threading.current_thread() is not threading.main_thread()
+        or signal.getsignal(signal.SIGTERM) != signal.SIG_DFL
+    ):
         yield  # a thread cannot set handlers; a handler someone set stays
         return
 

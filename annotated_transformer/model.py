@@ -294,7 +294,7 @@ def make_model(
     d_ff: int = 2048,  # feed-forward hidden width
     h: int = 8,  # attention heads
     dropout: float = 0.1,  # P_drop
-    **options,  # any other `TransformerConfig` field: d_k, d_v, inner_dropout, norm_first, positional, max_len, share_embeddings
+    **options,  # any other `TransformerConfig` field (d_k, d_v, norm_first, ...)
 ) -> EncoderDecoder:
     "Build a Transformer; the defaults are the paper's base model."
     config = TransformerConfig(src_vocab, tgt_vocab, N=N, d_model=d_model, d_ff=d_ff, h=h, dropout=dropout, **options)

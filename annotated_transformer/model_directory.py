@@ -27,7 +27,13 @@ from safetensors import SafetensorError
 from .checkpoints import Checkpoint
 from .cpu import check_float
 from .errors import DataError, InputError, MissingFileError, ModelFileError
-from .fast_decoding import MAX_ALPHA, PAPER_PENALTY, BeamSearch, search_config, stored_search
+from annotated_transformer.fast_decoding import (
+    MAX_ALPHA,
+    PAPER_PENALTY,
+    BeamSearch,
+    search_config,
+    stored_search,
+)
 from .files import sha256, write_atomically
 from .model import EncoderDecoder, TransformerConfig, build_model
 from .recipe import Recipe, saved_vocabularies, vocabulary_data
@@ -76,7 +82,11 @@ def saved_search(saved: dict, where: Path) -> BeamSearch:
     # read from generation_config.json, checked there
     if isinstance(search := saved.get("search"), BeamSearch):
         return search
-    return stored_search(saved["search"], where) if "search" in saved else recipe_search(saved.get("recipe"), where)
+    return (
+        stored_search(saved["search"], where)
+        if "search" in saved
+        else recipe_search(saved.get("recipe"), where)
+    )
 
 # %% ../nbs/08c_model_directory.ipynb #47f71d49
 def model_description(
@@ -153,7 +163,9 @@ def write_pretrained(
     return out
 
 # %% ../nbs/08c_model_directory.ipynb #c6432544
-RELOAD_ADVICE = "if an export was writing the directory, run again once it ends; else copy the directory again."
+RELOAD_ADVICE = (
+    "if an export was writing the directory, run again once it ends; else copy the directory again."
+)
 MAX_READ = 64 << 20  # the most bytes read of a description or a BPE model (a million tokens: 20 MB)
 
 
@@ -394,10 +406,14 @@ def text_kinds_hold(saved: dict) -> bool:
     langs = saved["langs"]
     vocabs = saved["vocabs"]
     sides = ("src", "tgt")
-    if not (isinstance(langs, dict) and isinstance(vocabs, dict) and isinstance(saved.get("bpe") or b"", bytes)):
+    if not (
+        isinstance(langs, dict) and isinstance(vocabs, dict) and isinstance(saved.get("bpe") or b"", bytes)
+    ):
         return False
     return all(
-        isinstance(langs.get(s), str) and isinstance(vocabs.get(s), list) and all(isinstance(t, str) for t in vocabs[s])
+        isinstance(langs.get(s), str)
+        and isinstance(vocabs.get(s), list)
+        and all(isinstance(t, str) for t in vocabs[s])
         for s in sides
     )
 
@@ -453,14 +469,18 @@ def read_description(
             "which opens every format (on the command line, translate --model)."
         )
     no_way_out(path)
-    absent = f"{path} holds no {name}: it is not a model directory (`annotated-transformer export` writes one)."
+    absent = (
+        f"{path} holds no {name}: it is not a model directory (`annotated-transformer export` writes one)."
+    )
     config = dict(own[1]) if own and own[0] == name else read_model_json(path, name, missing=absent)
     if not isinstance(config, dict) or config.get("format") != format:
         found = config.get("format") if isinstance(config, dict) else None
         raise ModelFileError(
             f"{path} is a model directory of format {found!r}; this version reads {format!r}.",
         )
-    if missing := [key for key in ("model", "vocabs", "langs", *(["files"] if files else [])) if key not in config]:
+    if missing := [
+        key for key in ("model", "vocabs", "langs", *(["files"] if files else [])) if key not in config
+    ]:
         raise ModelFileError(
             f"{path / name} lacks {', '.join(missing)}: it was cut short or altered. Copy the directory again."
         )
@@ -472,7 +492,9 @@ def read_description(
         )
     # the defaults of what it leaves out, too
     config["model"] = asdict(checked_config(path / name, config["model"]))
-    if config.get("vocabulary", "words") not in ("words", "bpe") or not isinstance(config.get("about", {}), dict):
+    if config.get("vocabulary", "words") not in ("words", "bpe") or not isinstance(
+        config.get("about", {}), dict
+    ):
         raise ModelFileError(
             f"{path / name} holds a vocabulary or provenance of no kind it has: it was altered.",
         )

@@ -43,7 +43,10 @@ def prepare_multi30k(
     "Multi30k's training and validation splits, encoded as `prepare_data` does."
     return prepare_data(
         recipe,
-        {split: load_multi30k(split, data_dir, recipe.src_lang, recipe.tgt_lang) for split in ("train", "val")},
+        {
+            split: load_multi30k(split, data_dir, recipe.src_lang, recipe.tgt_lang)
+            for split in ("train", "val")
+        },
         saved,
     )
 

@@ -122,7 +122,9 @@ def places(source: str, target: str, langs: tuple[str, str]) -> list[tuple[str, 
     listed = PLACES.get(langs) or [(t, s, kind) for s, t, kind in PLACES.get(langs[::-1], [])]
     found_once = lambda s, t: len(spans(s, source)) == 1 == len(spans(t, target))
     # a place's two sides start at about the same share of their sentences, so are likely one another's translation
-    aligned = lambda s, t: abs(spans(s, source)[0][0] / len(source) - spans(t, target)[0][0] / len(target)) < 0.2
+    aligned = lambda s, t: (
+        abs(spans(s, source)[0][0] / len(source) - spans(t, target)[0][0] / len(target)) < 0.2
+    )
     once = [(s, t, kind) for s, t, kind in listed if found_once(s, t) and aligned(s, t)]
     for word in shared_words(source, target):
         pattern = rf"(?<!\w){re.escape(word)}(?!\w)"
@@ -203,7 +205,9 @@ def with_name_pairs(
     langs: tuple[str, str],
 ) -> Callable[[str], Iterable[tuple[str, str]]]:
     "`read`, with the training split followed by its `name_pairs`."
-    return lambda split: itertools.chain(read(split), name_pairs(read(split), share, langs) if split == "train" else [])
+    return lambda split: itertools.chain(
+        read(split), name_pairs(read(split), share, langs) if split == "train" else []
+    )
 
 # %% ../nbs/07d_names.ipynb #a2253db5
 # German sentences with words no Multi30k training pair holds, and those words, which a translation carries

@@ -180,7 +180,9 @@ def tokenizer_rules(lang: str) -> dict:
         "infix": source(tokenizer.infix_finditer),
         "token_match": source(tokenizer.token_match),
         "url_match": source(tokenizer.url_match),
-        "special_cases": {text: [token[ORTH] for token in tokens] for text, tokens in tokenizer.rules.items()},
+        "special_cases": {
+            text: [token[ORTH] for token in tokens] for text, tokens in tokenizer.rules.items()
+        },
     }
 
 # %% ../nbs/10b_browser.ipynb #c7be7154
@@ -449,7 +451,10 @@ class OnnxTranslator(BaseTranslator):
                 f"{path / 'config.json'} lacks its graphs' checksums: it was altered.",
             ) from None
         checked_files(path, "config.json", graphs)
-        if type(positions := config.get("positions")) is not int or not 1 <= positions <= config["model"]["max_len"]:
+        if (
+            type(positions := config.get("positions")) is not int
+            or not 1 <= positions <= config["model"]["max_len"]
+        ):
             raise ModelFileError(f"{path / 'config.json'} holds positions = {positions!r}: it was altered.")
         search = directory_search(path, config)
         super().__init__(
@@ -464,7 +469,9 @@ class OnnxTranslator(BaseTranslator):
         state = vars(onnxruntime.capi.onnxruntime_pybind11_state)  # where onnxruntime's errors are defined
         refusals = tuple(e for e in state.values() if isinstance(e, type) and issubclass(e, Exception))
         try:
-            self.encoder, self.decoder = (onnxruntime.InferenceSession(str(path / name), options) for name in GRAPHS)
+            self.encoder, self.decoder = (
+                onnxruntime.InferenceSession(str(path / name), options) for name in GRAPHS
+            )
         except refusals as e:
             # e.g. weights outside the folder, an operator it lacks, a file an export deleted
             raise ModelFileError(

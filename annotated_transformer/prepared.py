@@ -180,7 +180,9 @@ def _changed_files(folder: Path, manifest: dict) -> str | None:
     if not isinstance(files := manifest["files"], dict):
         return f"{MANIFEST} lists no checksums: it was changed"
     kinds = ("bin", "idx", "len")
-    needed = {f"{split}.{side}.{kind}" for split in manifest["pairs"] for side in ("src", "tgt") for kind in kinds}
+    needed = {
+        f"{split}.{side}.{kind}" for split in manifest["pairs"] for side in ("src", "tgt") for kind in kinds
+    }
     if unlisted := sorted(needed - set(files)):
         return f"{MANIFEST} lists no checksum of {unlisted[0]}: it was changed"
     for name, digest in files.items():

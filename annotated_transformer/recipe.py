@@ -165,7 +165,9 @@ def autocast_dtype(
         raise InputError(f"precision must be one of {PRECISIONS}, not {precision!r}.")
     if precision == "auto":
         native = (
-            torch.cuda.is_bf16_supported() if device.type == "cuda" else torch.ops.mkldnn._is_mkldnn_bf16_supported()
+            torch.cuda.is_bf16_supported()
+            if device.type == "cuda"
+            else torch.ops.mkldnn._is_mkldnn_bf16_supported()
         )
         precision = "bf16" if native else "fp32"
     return torch.bfloat16 if precision == "bf16" else None

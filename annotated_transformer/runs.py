@@ -31,7 +31,13 @@ from .batches import epoch_batches
 from .checkpoints import Checkpoints, load_checkpoint, read_checkpoint
 from .cpu import use_cpu_speedups
 from .data import PairStream
-from .errors import DataError, InputError, MissingFileError, ModelFileError, OutputInUseError
+from annotated_transformer.errors import (
+    DataError,
+    InputError,
+    MissingFileError,
+    ModelFileError,
+    OutputInUseError,
+)
 from .fast_decoding import BeamSearch, search_config
 from .files import lock_or_refuse, write_atomically, write_error
 from .model import EncoderDecoder
@@ -60,7 +66,16 @@ from annotated_transformer.recipe import (
     vocabulary_data,
 )
 from .tokenization import BPE_TRAINING
-from .trainer import SINGLE, Hook, PlanReport, Processes, Trainer, TrainState, logger, over_budget
+from annotated_transformer.trainer import (
+    SINGLE,
+    Hook,
+    PlanReport,
+    Processes,
+    Trainer,
+    TrainState,
+    logger,
+    over_budget,
+)
 from .training import PAD, LabelSmoothing, batch_loss
 
 # %% ../nbs/08b_runs.ipynb #07dd7ab6
@@ -131,7 +146,9 @@ def check_work_left(
             f"it has made all --steps {recipe.steps}: give more --steps",
         ),
         (
-            recipe.schedule != "budget" and epoch_end and over_budget(elapsed, state["epoch"], recipe.minutes),
+            recipe.schedule != "budget"
+            and epoch_end
+            and over_budget(elapsed, state["epoch"], recipe.minutes),
             f"it has spent {elapsed / 60:.1f} of --minutes {recipe.minutes:g}, too few for one more epoch: "
             "give a larger --minutes, or --minutes 0 for no limit",
         ),
@@ -373,7 +390,9 @@ class Metrics(Hook):
     ):
         if path.exists():
             kept = [
-                line for line in (_metric_lines(path) if state.step else []) if json.loads(line)["step"] <= state.step
+                line
+                for line in (_metric_lines(path) if state.step else [])
+                if json.loads(line)["step"] <= state.step
             ]
             write_atomically(path, lambda p: p.write_text("".join(line + "\n" for line in kept)))
         self.path = path
@@ -476,7 +495,9 @@ def run_corpus(
 
         return prepared_corpus(learned_dir, learn_and_write)
     vocabularies = {key: saved[key] for key in ("vocabs", "langs", "bpe") if key in saved}
-    if (learned_dir / MANIFEST).is_file() and (corpus := PreparedCorpus(learned_dir)).vocabularies == vocabularies:
+    if (learned_dir / MANIFEST).is_file() and (
+        corpus := PreparedCorpus(learned_dir)
+    ).vocabularies == vocabularies:
         return corpus  # the one the run prepared when it started
     _check_pairs(read, saved)  # before the pairs are encoded again, with the run's own vocabularies
     saved_vocab_sha = hashlib.sha256(

@@ -20,7 +20,12 @@ from .errors import InputError, MissingFileError, ModelFileError
 from .fast_decoding import PAPER_PENALTY
 from .files import flush_to_disk, lock_or_refuse, os_error, sha256, write_error
 from .interrupts import stop_requests
-from .model_directory import directory_search, model_file, read_description, read_model_json
+from annotated_transformer.model_directory import (
+    directory_search,
+    model_file,
+    read_description,
+    read_model_json,
+)
 
 # %% ../nbs/08d_saving.ipynb #f6d9c63d
 @dataclass(frozen=True)

@@ -189,7 +189,11 @@ def train_bpe(
         except RuntimeError as e:
             # every character and the 256 bytes need a piece each
             few = "smaller than required_chars" in str(e)
-            advice = "a larger vocab_size (--bpe-size)" if few else "a smaller vocab_size (--bpe-size), or more text"
+            advice = (
+                "a larger vocab_size (--bpe-size)"
+                if few
+                else "a smaller vocab_size (--bpe-size), or more text"
+            )
             raise DataError(
                 f"Could not learn {vocab_size:,} BPE pieces from these texts ({e}). Ask for {advice}."
             ) from e

@@ -207,7 +207,9 @@ class BudgetSchedule(torch.optim.lr_scheduler.LRScheduler):
         epoch_end = max(-(-step // self.per_epoch), 1) * self.per_epoch  # the end of the epoch in progress
         fits = math.inf  # without a budget: all that `most` allows
         if self.budget_s:
-            fits = int((step + (self.budget_s - elapsed_s) / max(pace, 1e-9)) // self.per_epoch) * self.per_epoch
+            fits = (
+                int((step + (self.budget_s - elapsed_s) / max(pace, 1e-9)) // self.per_epoch) * self.per_epoch
+            )
         end = min(max(fits, epoch_end), self.most or math.inf)
         if end != self.end and (self.fall is not None or step > self.warm(min(end, self.end))):
             # past either plan's warm-up: the fall starts from the current rate
@@ -512,7 +514,9 @@ class PlanReport(Hook):
         ends = datetime.datetime.now() + datetime.timedelta(seconds=left)
         whole = per_epoch and end % per_epoch == 0
         epochs = (
-            f"{end // per_epoch} epoch{'s' * (end != per_epoch)} ({end:,} updates)" if whole else f"{end:,} updates"
+            f"{end // per_epoch} epoch{'s' * (end != per_epoch)} ({end:,} updates)"
+            if whole
+            else f"{end:,} updates"
         )
         rate = ", with the learning rate at 0" if self.trainer.planned else ""
         return (

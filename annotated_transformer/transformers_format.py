@@ -140,7 +140,11 @@ def marian_config(c: TransformerConfig):  # a transformers.MarianConfig
 
 MARIAN_SIZES = (  # MarianMT's settings that decide what a build allocates: checked first
     *("vocab_size", "decoder_vocab_size", "d_model", "max_position_embeddings"),
-    *(f"{side}_{size}" for side in ("encoder", "decoder") for size in ("layers", "attention_heads", "ffn_dim")),
+    *(
+        f"{side}_{size}"
+        for side in ("encoder", "decoder")
+        for size in ("layers", "attention_heads", "ffn_dim")
+    ),
 )
 # MarianMT's settings that change no translation: training's, and the file's own bookkeeping
 MARIAN_UNUSED = (
@@ -267,9 +271,7 @@ print(tokenizer.batch_decode(model.generate(**batch), skip_special_tokens=True))
 
 Or with this project: `annotated-transformer translate --model DIR`.
 """
-_WEIGHTS = (
-    "MarianMT's configuration and weights (`config.json`, `model.safetensors`) and its tokenizer (`tokenizer.json`)"
-)
+_WEIGHTS = "MarianMT's configuration and weights (`config.json`, `model.safetensors`) and its tokenizer (`tokenizer.json`)"
 
 # %% ../nbs/10c_transformers.ipynb #6f7510a4
 class TransformersTranslator(BaseTranslator):

@@ -163,7 +163,8 @@ class BaseTranslator:
         kept = [i for i, s in enumerate(ids) if len(s) > 1]
         lengths = [len(ids[i]) for i in kept]
         batches = [
-            [kept[j] for j in b] for b in TokenBudgetSampler(lengths, lengths, max_tokens, shuffle=False).batches(0)
+            [kept[j] for j in b]
+            for b in TokenBudgetSampler(lengths, lengths, max_tokens, shuffle=False).batches(0)
         ]
         if not self.one_length:
             return batches
@@ -189,7 +190,9 @@ class BaseTranslator:
     ) -> list[str]:  # their translations, in the same order
         "Translations of `sentences`, decoded in batches of similar length; an empty one stays empty."
         search = self.searching(beam, alpha, allow_unk)
-        return self.translate_encoded(self.encode(sentences), search, max_tokens=max_tokens, progress=progress)
+        return self.translate_encoded(
+            self.encode(sentences), search, max_tokens=max_tokens, progress=progress
+        )
 
     def translate_encoded(
         self,
@@ -331,7 +334,9 @@ class Translator(BaseTranslator):
     ) -> list[tuple[list[int], Batch]]:
         "The sentences tokenized, encoded and batched by length, ready for `self.search`."
         ids = self.encode(sentences)
-        return [(batch, self.to_batch([ids[i] for i in batch])) for batch in self.length_batches(ids, max_tokens)]
+        return [
+            (batch, self.to_batch([ids[i] for i in batch])) for batch in self.length_batches(ids, max_tokens)
+        ]
 
     def to_batch(self, ids: list[list[int]]) -> Batch:
         "Encoded sentences as one padded batch on the model's device."
@@ -411,7 +416,10 @@ def _translate_block(
         block = [(n, r) for n, r in block if n < stop]
         encoded = {n: s for n, s in encoded.items() if n < stop}
     translated = dict(
-        zip(encoded, translator.translate_encoded(list(encoded.values()), max_tokens=max_tokens) if encoded else []),
+        zip(
+            encoded,
+            translator.translate_encoded(list(encoded.values()), max_tokens=max_tokens) if encoded else [],
+        ),
     )
     _write_lines(out, [(n, translated.get(n, "") + "\n") for n, _ in block])
     if stop:
@@ -502,7 +510,9 @@ def _tokenized_bleu(hypotheses: list[str], references: list[str], lang: str) -> 
     except MissingDependencyError:
         return None
     spaced = [[" ".join(tokenizer(s)) for s in texts] for texts in (hypotheses, references)]
-    return sacrebleu.BLEU(tokenize="none", lowercase=True, force=True).corpus_score(spaced[0], [spaced[1]]).score
+    return (
+        sacrebleu.BLEU(tokenize="none", lowercase=True, force=True).corpus_score(spaced[0], [spaced[1]]).score
+    )
 
 
 def evaluate_pairs(

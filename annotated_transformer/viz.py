@@ -111,7 +111,9 @@ def attention_chart(
             value=0,
             bind=alt.binding_select(options=list(range(len(kinds))), labels=kinds, name="attention "),
         ),
-        alt.param(name="layer", value=1, bind=alt.binding_select(options=list(range(1, N + 1)), name="layer ")),
+        alt.param(
+            name="layer", value=1, bind=alt.binding_select(options=list(range(1, N + 1)), name="layer ")
+        ),
         alt.param(name="head", value=1, bind=alt.binding_select(options=list(range(1, h + 1)), name="head ")),
         alt.param(name="queries", value=[q for q, _ in axes]),  # per kind: the row labels
         alt.param(name="keys", value=[k for _, k in axes]),  # and the column labels
@@ -177,7 +179,9 @@ class Drawing:
         size: float = 0,
     ):
         style = (
-            f'font-family="ui-monospace, Menlo, Consolas, monospace" fill="{_CODE_INK}"' if code else f'fill="{_INK}"'
+            f'font-family="ui-monospace, Menlo, Consolas, monospace" fill="{_CODE_INK}"'
+            if code
+            else f'fill="{_INK}"'
         )
         self.parts.append(
             f'<text x="{x}" y="{y}" text-anchor="{anchor}" font-size="{size or (11 if code else 13)}" {style}>'
@@ -290,7 +294,9 @@ def _inputs(d: Drawing, cx: float, branch: float, bottom: float, names: str = "V
 def _embedding(d: Drawing, cx: float, label: str, caption: str, side: int):
     "An embedding, the positional encoding added to it, and the input's caption under it; `side`: -1 left, 1 right."
     d.text(cx, 838, caption).arrow((cx, 824), (cx, 800))
-    d.box(cx, 760, label, "Embeddings", "model.html#embeddings", "embedding").arrow((cx, 760), (cx, 740)).add(cx, 730)
+    d.box(cx, 760, label, "Embeddings", "model.html#embeddings", "embedding").arrow((cx, 760), (cx, 740)).add(
+        cx, 730
+    )
     x = cx + side * 22
     anchor = "start" if side > 0 else "end"
     start = len(d.parts)
@@ -312,7 +318,9 @@ def figure_1() -> str:
     # the encoder, upwards
     _embedding(d, enc, "Input Embedding", "Inputs", -1)
     d.frame(enc - 132, 420, 264, 278).arrow((enc, 720), (enc, 670))
-    d.text(enc - 140, 560, "N×", anchor="end", size=15).text(enc - 140, 576, "Encoder", code=True, anchor="end")
+    d.text(enc - 140, 560, "N×", anchor="end", size=15).text(
+        enc - 140, 576, "Encoder", code=True, anchor="end"
+    )
     d.text(enc - 140, 590, "EncoderLayer", code=True, anchor="end")
     _inputs(d, enc, 684, 670)
     norm = _sublayer(d, enc, 684, 630, "Multi-Head Attention", _ATTENTION)
@@ -321,7 +329,9 @@ def figure_1() -> str:
     # the decoder, upwards
     _embedding(d, dec, "Output Embedding", "Outputs (shifted right)", 1)
     d.frame(dec - 132, 150, 264, 548).arrow((dec, 720), (dec, 670))
-    d.text(dec + 140, 420, "N×", anchor="start", size=15).text(dec + 140, 436, "Decoder", code=True, anchor="start")
+    d.text(dec + 140, 420, "N×", anchor="start", size=15).text(
+        dec + 140, 436, "Decoder", code=True, anchor="start"
+    )
     d.text(dec + 140, 450, "DecoderLayer", code=True, anchor="start")
     _inputs(d, dec, 684, 670)
     norm = _sublayer(d, dec, 684, 630, "Masked Multi-Head Attention", _ATTENTION)
@@ -332,7 +342,9 @@ def figure_1() -> str:
     d.arrow((dec, norm), (dec, 265))
     norm = _sublayer(d, dec, 280, 225, "Feed Forward", _FEED_FORWARD)
     # the output, upwards
-    d.arrow((dec, norm), (dec, 135)).box(dec, 95, "Linear", "Generator.proj", "model.html#generator", "linear")
+    d.arrow((dec, norm), (dec, 135)).box(
+        dec, 95, "Linear", "Generator.proj", "model.html#generator", "linear"
+    )
     d.arrow((dec, 95), (dec, 70)).box(dec, 30, "Softmax", "Generator", "model.html#generator", "softmax")
     d.arrow((dec, 30), (dec, 14), head=False).text(dec + 10, 18, "Output Probabilities", anchor="start")
     return d.svg()

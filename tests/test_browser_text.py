@@ -20,15 +20,22 @@ from annotated_transformer.data import load_multi30k
 from annotated_transformer.onnx_format import bpe_rules, detokenizer_rules, tokenizer_rules
 from annotated_transformer.tokenization import BPETokenizer, Tokenizer, train_bpe
 
-pytestmark = pytest.mark.xdist_group("test_browser_text")  # its module-scoped fixture runs Node once, on one worker
+pytestmark = pytest.mark.xdist_group(
+    "test_browser_text"
+)  # its module-scoped fixture runs Node once, on one worker
 
 ROOT = Path(__file__).resolve().parent.parent
 TEXT_JS, BPE_JS = (ROOT / "docs" / "_static" / "try" / name for name in ("text.js", "bpe.js"))
 LANGS, SPLITS = ("de", "en"), ("val", "test_2016_flickr")
 KINDS = ("tokenize", "detokenize", "bpe tokenize", "bpe detokenize")
 CHECKS = [(kind, lang, split) for kind in KINDS for lang in LANGS for split in SPLITS]
-CHECKS += [("bpe tokenize", "every", "character"), ("bpe detokenize", "every", "character")]  # each of Unicode's
-EVERY_CHARACTER = [f"a{chr(c)}b" for c in range(sys.maxunicode + 1) if not 0xD800 <= c < 0xE000]  # but surrogates
+CHECKS += [
+    ("bpe tokenize", "every", "character"),
+    ("bpe detokenize", "every", "character"),
+]  # each of Unicode's
+EVERY_CHARACTER = [
+    f"a{chr(c)}b" for c in range(sys.maxunicode + 1) if not 0xD800 <= c < 0xE000
+]  # but surrogates
 MIN_IDENTICAL = 0.995
 
 # Node's side: text.js's classes over each check's inputs, all read from and written to JSON files.
@@ -57,7 +64,9 @@ writeFileSync(outPath, JSON.stringify(results));
 @pytest.fixture(scope="module")
 def outputs(multi30k, tmp_path_factory) -> dict:
     "For each check, (JS's outputs, Python's), from one Node run over all the checks."
-    node = shutil.which("node") or pytest.fail("No Node found: install Node.js 20 or newer (https://nodejs.org).")
+    node = shutil.which("node") or pytest.fail(
+        "No Node found: install Node.js 20 or newer (https://nodejs.org)."
+    )
     sentences = {split: dict(zip(("de", "en"), zip(*load_multi30k(split, multi30k)))) for split in SPLITS}
     bpe = train_bpe([text for pair in load_multi30k("train", multi30k) for text in pair])  # as the recipe's
     rules, inputs, expected = {"bpe": bpe_rules(BPETokenizer(bpe, "de"))}, {}, {}
@@ -67,20 +76,31 @@ def outputs(multi30k, tmp_path_factory) -> dict:
             for split in SPLITS:
                 texts = list(sentences[split][lang])
                 tokens = tokenizer.tokenize_all(texts)
-                inputs[f"{kind}tokenize", lang, split], expected[f"{kind}tokenize", lang, split] = texts, tokens
+                inputs[f"{kind}tokenize", lang, split], expected[f"{kind}tokenize", lang, split] = (
+                    texts,
+                    tokens,
+                )
                 if kind:  # a model's output: <s> first, and <unk> where the vocabulary lacked the word
-                    tokens = [["<s>", *("<unk>" if i % 7 == 3 else t for i, t in enumerate(ts))] for ts in tokens]
+                    tokens = [
+                        ["<s>", *("<unk>" if i % 7 == 3 else t for i, t in enumerate(ts))] for ts in tokens
+                    ]
                 inputs[f"{kind}detokenize", lang, split] = tokens
                 expected[f"{kind}detokenize", lang, split] = [tokenizer.detokenize(t) for t in tokens]
     bpe_de = BPETokenizer(bpe, "de")
     every_piece = bpe_de.tokenize_all(EVERY_CHARACTER)  # between two letters: the normalisation
     inputs["bpe tokenize", "every", "character"] = EVERY_CHARACTER
     expected["bpe tokenize", "every", "character"] = every_piece
-    inputs["bpe detokenize", "every", "character"] = every_piece[::16]  # a sixteenth of them: mostly bytes' pieces
+    inputs["bpe detokenize", "every", "character"] = every_piece[
+        ::16
+    ]  # a sixteenth of them: mostly bytes' pieces
     expected["bpe detokenize", "every", "character"] = [bpe_de.detokenize(p) for p in every_piece[::16]]
     tmp = tmp_path_factory.mktemp("browser-text")
-    checks = [{"kind": kind, "lang": lang, "inputs": inputs[kind, lang, split]} for kind, lang, split in CHECKS]
-    (tmp / "job.json").write_text(json.dumps({"rules": rules, "checks": checks}, ensure_ascii=False), encoding="utf-8")
+    checks = [
+        {"kind": kind, "lang": lang, "inputs": inputs[kind, lang, split]} for kind, lang, split in CHECKS
+    ]
+    (tmp / "job.json").write_text(
+        json.dumps({"rules": rules, "checks": checks}, ensure_ascii=False), encoding="utf-8"
+    )
     (tmp / "driver.mjs").write_text(DRIVER, encoding="utf-8")
     run = subprocess.run(
         [node, tmp / "driver.mjs", TEXT_JS, BPE_JS, tmp / "job.json", tmp / "out.json"],
@@ -102,4 +122,6 @@ def test_js_agrees_with_python(outputs, check):
     report = f"{' '.join(check)}: {identical} / {len(expected)} identical"
     print(report)
     assert len(got) == len(expected), f"{report}, but JS gave {len(got)} outputs"
-    assert identical >= MIN_IDENTICAL * len(expected), f"{report}; the first that differ (Python, JS): {differ[:3]}"
+    assert identical >= MIN_IDENTICAL * len(expected), (
+        f"{report}; the first that differ (Python, JS): {differ[:3]}"
+    )

@@ -31,15 +31,17 @@ from annotated_transformer.saving import one_writer_at_a_time
 pytestmark = pytest.mark.xdist_group("test_cli")  # its module-scoped fixtures are built once, on one worker
 
 ROOT = Path(__file__).resolve().parent.parent
-TINY = (
-    "--N 1 --d-model 32 --d-ff 64 --h 2 --bpe-size 800 --max-tokens 1000 --warmup 50 --factor 1.0 --no-progress".split()
-)
+TINY = "--N 1 --d-model 32 --d-ff 64 --h 2 --bpe-size 800 --max-tokens 1000 --warmup 50 --factor 1.0 --no-progress".split()
 
 
 def cli(*args: str, **kwargs) -> subprocess.CompletedProcess:
     "Run `python -m annotated_transformer.cli ARGS`; fail with its output if it fails."
     result = subprocess.run(
-        [sys.executable, "-m", "annotated_transformer.cli", *args], capture_output=True, text=True, cwd=ROOT, **kwargs
+        [sys.executable, "-m", "annotated_transformer.cli", *args],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        **kwargs,
     )
     assert result.returncode == 0, f"exit {result.returncode}\n{result.stdout}\n{result.stderr}"
     return result
@@ -52,7 +54,9 @@ def train_state(checkpoint: Path) -> dict:
 def test_console_script_help(capsys, monkeypatch):
     """The installed `annotated-transformer` script exists and its help lists the commands; each command's help works
     (through `cli.main`, in this process: the script's own start is checked once)."""
-    monkeypatch.setenv("COLUMNS", "80")  # argparse wraps its help to the terminal's width, here and in the script
+    monkeypatch.setenv(
+        "COLUMNS", "80"
+    )  # argparse wraps its help to the terminal's width, here and in the script
     script = Path(sys.executable).parent / "annotated-transformer"
     top = subprocess.run([script, "--help"], capture_output=True, text=True, check=True).stdout
 
@@ -72,13 +76,21 @@ def test_console_script_help(capsys, monkeypatch):
 
 def test_errors_are_one_line_with_status_2(tmp_path: Path):
     result = subprocess.run(
-        [sys.executable, "-m", "annotated_transformer.cli", "evaluate", "--checkpoint", str(tmp_path / "none.pt")],
+        [
+            sys.executable,
+            "-m",
+            "annotated_transformer.cli",
+            "evaluate",
+            "--checkpoint",
+            str(tmp_path / "none.pt"),
+        ],
         capture_output=True,
         text=True,
     )
     assert result.returncode == 2
     assert (
-        result.stderr.startswith("annotated-transformer: error: No checkpoint at") and "Traceback" not in result.stderr
+        result.stderr.startswith("annotated-transformer: error: No checkpoint at")
+        and "Traceback" not in result.stderr
     )
 
 
@@ -114,20 +126,30 @@ def test_resume_continues_where_the_run_stopped(interrupted_and_resumed: Path):
     assert steps == list(range(1, len(steps) + 1))  # every update once: none lost, none repeated
     assert state["epoch"] == 2 and [e["epoch"] for e in state["evals"]] == [1, 2]
     assert state["records"][99]["epoch"] == 0 and state["records"][-1]["epoch"] == 1
-    assert sorted(p.name for p in interrupted_and_resumed.glob("epoch_*.pt")) == ["epoch_01.pt", "epoch_02.pt"]
+    assert sorted(p.name for p in interrupted_and_resumed.glob("epoch_*.pt")) == [
+        "epoch_01.pt",
+        "epoch_02.pt",
+    ]
 
 
 def one_line(capsys, argv: list[str], expected: str):
     "`argv` through the command line, in this process: status 2 and one line on stderr that says `expected`."
     status, said = main(argv), capsys.readouterr().err  # a progress bar's lines, then the error's
     error = said.splitlines()[-1]
-    assert status == 2 and error.startswith("annotated-transformer: error: ") and expected in error, (status, said)
+    assert status == 2 and error.startswith("annotated-transformer: error: ") and expected in error, (
+        status,
+        said,
+    )
     assert "Traceback" not in said and said.count("error: ") == 1, said
 
 
 def test_each_kind_of_user_error_is_one_line(interrupted_and_resumed, corpus, tmp_path, monkeypatch, capsys):
     "Every kind of `AnnotatedTransformerError`, each from a command, where it can be by what a user would do."
-    model, source, reference = str(interrupted_and_resumed / "epoch_02.pt"), tmp_path / "src.de", tmp_path / "ref.en"
+    model, source, reference = (
+        str(interrupted_and_resumed / "epoch_02.pt"),
+        tmp_path / "src.de",
+        tmp_path / "ref.en",
+    )
     source.write_text("Ein Hund läuft.\nZwei Katzen.\n", encoding="utf-8")
     reference.write_text("A dog runs.\nTwo cats.\n", encoding="utf-8")
     own = ["--source", str(source), "--reference", str(reference)]
@@ -138,18 +160,28 @@ def test_each_kind_of_user_error_is_one_line(interrupted_and_resumed, corpus, tm
     one_line(
         capsys, [*evaluate, "--source", str(source), "--reference", str(tmp_path / "short.en")], "line"
     )  # DataError
-    one_line(capsys, ["evaluate", "--checkpoint", str(tmp_path / "garbage.pt"), *own], "Could not read the checkpoint")
-    one_line(capsys, ["evaluate", "--checkpoint", str(tmp_path / "none.pt"), *own], "No checkpoint at")  # MissingFile
+    one_line(
+        capsys,
+        ["evaluate", "--checkpoint", str(tmp_path / "garbage.pt"), *own],
+        "Could not read the checkpoint",
+    )
+    one_line(
+        capsys, ["evaluate", "--checkpoint", str(tmp_path / "none.pt"), *own], "No checkpoint at"
+    )  # MissingFile
     train = ["train", "multi30k", "--data-dir", str(corpus), "--out", str(interrupted_and_resumed), *TINY]
     one_line(capsys, train, "already holds a run")  # OutputInUseError
     with patch("os.replace", side_effect=OSError(errno.ENOSPC, "No space left on device")):  # a full disk
-        one_line(capsys, [*evaluate, *own, "--hypotheses", str(tmp_path / "h.txt")], "is the disk full")  # WriteError
+        one_line(
+            capsys, [*evaluate, *own, "--hypotheses", str(tmp_path / "h.txt")], "is the disk full"
+        )  # WriteError
     with monkeypatch.context() as env:  # no data given, no network: the download fails
         env.delenv("MULTI30K_DIR", raising=False)
         env.setenv("ANNOTATED_TRANSFORMER_CACHE", str(tmp_path / "cache"))
         env.setenv("MULTI30K_URL", (tmp_path / "nowhere").as_uri() + "/")
         one_line(capsys, [*evaluate, "--split", "val"], "Could not download")  # DownloadError
-    gpu_full = torch.cuda.OutOfMemoryError("CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has 79 GiB in all")
+    gpu_full = torch.cuda.OutOfMemoryError(
+        "CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has 79 GiB in all"
+    )
     with patch("annotated_transformer.translation.Translator.decode_batch", side_effect=gpu_full):
         one_line(
             capsys,
@@ -157,11 +189,19 @@ def test_each_kind_of_user_error_is_one_line(interrupted_and_resumed, corpus, tm
             "The GPU ran out (asked for 2.00 GiB): lower the beam (--beam), or run it on another device (--device)",
         )
     with patch.dict(sys.modules, {"ctranslate2": None}):  # not installed
-        one_line(capsys, ["export", model, "--out", str(tmp_path / "ct2"), "--format", "ctranslate2"], "pip install")
-    hung = WaitTimeoutError("Process 1 waited 30 minutes for the others, and one did not answer.")
-    with patch("annotated_transformer.runs.Trainer.fit", side_effect=hung):  # what a process of torchrun would meet
         one_line(
-            capsys, ["train", "multi30k", "--data-dir", str(corpus), "--out", str(tmp_path / "r"), *TINY], "waited"
+            capsys,
+            ["export", model, "--out", str(tmp_path / "ct2"), "--format", "ctranslate2"],
+            "pip install",
+        )
+    hung = WaitTimeoutError("Process 1 waited 30 minutes for the others, and one did not answer.")
+    with patch(
+        "annotated_transformer.runs.Trainer.fit", side_effect=hung
+    ):  # what a process of torchrun would meet
+        one_line(
+            capsys,
+            ["train", "multi30k", "--data-dir", str(corpus), "--out", str(tmp_path / "r"), *TINY],
+            "waited",
         )
 
 
@@ -169,16 +209,34 @@ def test_a_bug_deep_inside_a_command_is_a_traceback(interrupted_and_resumed, tmp
     "An error of ours, not the user's, raised deep inside `evaluate`: its traceback, where to report it, status 1."
     source = tmp_path / "src.tsv"
     source.write_text("Ein Hund läuft.\tA dog runs.\n", encoding="utf-8")
-    with patch("annotated_transformer.translation.Translator.decode_batch", side_effect=ZeroDivisionError("a bug")):
-        status = main(["evaluate", "--checkpoint", str(interrupted_and_resumed / "last.pt"), "--source", str(source)])
+    with patch(
+        "annotated_transformer.translation.Translator.decode_batch", side_effect=ZeroDivisionError("a bug")
+    ):
+        status = main(
+            ["evaluate", "--checkpoint", str(interrupted_and_resumed / "last.pt"), "--source", str(source)]
+        )
     said = capsys.readouterr().err
-    assert status == 1 and "Traceback (most recent call last):" in said and "ZeroDivisionError: a bug" in said, said
-    assert said.rstrip().endswith("this is a bug, not a mistake in what you gave: please report it at " + ISSUES)
+    assert (
+        status == 1 and "Traceback (most recent call last):" in said and "ZeroDivisionError: a bug" in said
+    ), said
+    assert said.rstrip().endswith(
+        "this is a bug, not a mistake in what you gave: please report it at " + ISSUES
+    )
 
 
 def test_a_budget_run_plans_its_end(tmp_path: Path, corpus: Path):
     "--schedule budget: the run says its plan, ends at an epoch's end with the rate fallen, and refuses to train at 0."
-    args = ["train", "multi30k", "--data-dir", str(corpus), "--out", str(tmp_path), *TINY, "--schedule", "budget"]
+    args = [
+        "train",
+        "multi30k",
+        "--data-dir",
+        str(corpus),
+        "--out",
+        str(tmp_path),
+        *TINY,
+        "--schedule",
+        "budget",
+    ]
     log = cli(*args, "--minutes", "0.1").stdout
     assert "on cpu (" in log and "plan: " in log and " updates) at " in log, log
     saved = torch.load(tmp_path / "last.pt", weights_only=True)
@@ -198,7 +256,9 @@ def test_a_budget_run_plans_its_end(tmp_path: Path, corpus: Path):
 def test_translate_stdin_to_stdout(interrupted_and_resumed: Path):
     text = "Ein Mann fährt Fahrrad.\n\nZwei Hunde spielen im Schnee.\n"
     for search in ([], ["--beam", "1"], ["--int8"]):  # the default beam of 4, greedy decoding, 8-bit weights
-        out = cli("translate", "--checkpoint", str(interrupted_and_resumed / "last.pt"), *search, input=text).stdout
+        out = cli(
+            "translate", "--checkpoint", str(interrupted_and_resumed / "last.pt"), *search, input=text
+        ).stdout
         lines = out.split("\n")
         assert len(lines) == 4 and lines[1] == "" and lines[3] == ""  # three lines out, the empty one kept
         assert lines[0] and lines[2]
@@ -212,14 +272,27 @@ def test_average_chooses_on_validation(interrupted_and_resumed: Path, corpus: Pa
         (run / name).write_bytes((interrupted_and_resumed / name).read_bytes())
     out = cli("average", str(run), "--data-dir", str(corpus), "--beam", "1").stdout
     assert "sacreBLEU on val (greedy):" in out, out
-    scores = {line.rsplit(None, 1)[0].split("  ")[0]: float(line.split()[-1]) for line in out.splitlines()[3:5]}
+    scores = {
+        line.rsplit(None, 1)[0].split("  ")[0]: float(line.split()[-1]) for line in out.splitlines()[3:5]
+    }
     chosen = out.split("chose ")[1].split(":")[0]
     assert list(scores) == ["last.pt", "mean of the last 2"] and scores[chosen] == max(scores.values()), out
     expected = ["last.pt"] if chosen == "last.pt" else ["epoch_01.pt", "epoch_02.pt"]
     saved = torch.load(run / "best.pt", weights_only=True)
-    assert [Path(p).name for p in saved["averaged"]] == expected and "optimizer" not in saved, (out, saved["averaged"])
+    assert [Path(p).name for p in saved["averaged"]] == expected and "optimizer" not in saved, (
+        out,
+        saved["averaged"],
+    )
     refused = subprocess.run(
-        [sys.executable, "-m", "annotated_transformer.cli", "average", str(run), "--split", "test_2016_flickr"],
+        [
+            sys.executable,
+            "-m",
+            "annotated_transformer.cli",
+            "average",
+            str(run),
+            "--split",
+            "test_2016_flickr",
+        ],
         capture_output=True,
         text=True,
     )
@@ -235,13 +308,19 @@ def test_average_then_translate(interrupted_and_resumed: Path, tmp_path: Path):
     name = "encoder.layers.0.feed_forward.w_1.weight"
     assert torch.allclose(averaged["model"][name], (epochs[0][name] + epochs[1][name]) / 2)
     assert "optimizer" not in averaged and averaged["vocabs"]
-    files = cli("average", str(run / "epoch_01.pt"), str(run / "epoch_02.pt"), "--out", str(tmp_path / "avg.pt")).stdout
+    files = cli(
+        "average", str(run / "epoch_01.pt"), str(run / "epoch_02.pt"), "--out", str(tmp_path / "avg.pt")
+    ).stdout
     assert (tmp_path / "avg.pt").is_file() and "avg.pt" in files
-    translated = cli("translate", "--checkpoint", str(tmp_path / "avg.pt"), "--beam", "2", input="Ein Hund.\n").stdout
+    translated = cli(
+        "translate", "--checkpoint", str(tmp_path / "avg.pt"), "--beam", "2", input="Ein Hund.\n"
+    ).stdout
     assert len(translated.splitlines()) == 1
 
 
-def test_average_refuses_a_training_run_and_a_busy_output(interrupted_and_resumed: Path, tmp_path: Path, capsys):
+def test_average_refuses_a_training_run_and_a_busy_output(
+    interrupted_and_resumed: Path, tmp_path: Path, capsys
+):
     "`average` refuses a run a trainer holds (it prunes snapshots as it goes) and an --out another command is writing."
     run, out = interrupted_and_resumed, tmp_path / "avg.pt"
     with hold_run_dir(run):  # as a training run holds it
@@ -277,7 +356,16 @@ def test_evaluate_prints_sacrebleu(interrupted_and_resumed: Path, tmp_path: Path
 def test_evaluate_no_unk(tmp_path: Path, corpus: Path):
     """--no-unk: a word vocabulary's model (`--vocabulary words`, where rare words are <unk>) translates without a
     single <unk>, where without it its translations have some."""
-    words = ["train", "multi30k", "--data-dir", str(corpus), "--out", str(tmp_path / "run"), "--vocabulary", "words"]
+    words = [
+        "train",
+        "multi30k",
+        "--data-dir",
+        str(corpus),
+        "--out",
+        str(tmp_path / "run"),
+        "--vocabulary",
+        "words",
+    ]
     cli(*words, *TINY, "--epochs", "1")
     checkpoint, split = str(tmp_path / "run" / "last.pt"), ["--split", "val", "--data-dir", str(corpus)]
     unks = {}
@@ -293,7 +381,13 @@ def test_evaluate_on_your_own_files(interrupted_and_resumed: Path, tmp_path: Pat
 
     def scores(*test_set: str) -> dict:
         out = cli(
-            "evaluate", "--checkpoint", str(interrupted_and_resumed / "epoch_02.pt"), "--beam", "1", *test_set, "--json"
+            "evaluate",
+            "--checkpoint",
+            str(interrupted_and_resumed / "epoch_02.pt"),
+            "--beam",
+            "1",
+            *test_set,
+            "--json",
         )
         return json.loads(out.stdout.strip().splitlines()[-1])
 
@@ -327,14 +421,26 @@ def test_wmt14_recipe_end_to_end(tmp_path: Path):
     )  # the last update's weights, and earlier ones
     assert "into" in cli("average", str(run), "--last", "2").stdout
     out = cli(
-        "evaluate", "--corpus", "wmt14", "--data-dir", str(data), "--checkpoint", str(run / "average_2.pt"), "--json"
+        "evaluate",
+        "--corpus",
+        "wmt14",
+        "--data-dir",
+        str(data),
+        "--checkpoint",
+        str(run / "average_2.pt"),
+        "--json",
     ).stdout
     scores = json.loads(out.strip().splitlines()[-1])
-    assert scores["split"] == "newstest2014" and scores["sentences"] == 100 and 0 <= scores["sacrebleu"] <= 100
+    assert (
+        scores["split"] == "newstest2014" and scores["sentences"] == 100 and 0 <= scores["sacrebleu"] <= 100
+    )
     hf = tmp_path / "hf"  # a BPE model exports for Hugging Face's transformers, and translates there as here
     cli("export", str(run / "average_2.pt"), "--out", str(hf), "--format", "transformers")
     text = "Ein Mann fährt Fahrrad.\nZwei Hunde spielen im Schnee.\n"
-    greedy = [cli("translate", "--model", str(m), "--beam", "1", input=text).stdout for m in (run / "average_2.pt", hf)]
+    greedy = [
+        cli("translate", "--model", str(m), "--beam", "1", input=text).stdout
+        for m in (run / "average_2.pt", hf)
+    ]
     assert greedy[0] == greedy[1] and len(greedy[0].splitlines()) == 2, greedy
 
 
@@ -345,7 +451,9 @@ def test_your_own_corpus_end_to_end(tmp_path: Path):
     train = {lang: first_lines("train", lang, 2000) for lang in ("en", "de")}
     for lang, lines in train.items():
         (data / f"train.{lang}.gz").write_bytes(gzip.compress(("\n".join(lines) + "\n").encode()))
-    (data / "train.tsv").write_text("".join(f"{en}\t{de}\n" for en, de in zip(*train.values())), encoding="utf-8")
+    (data / "train.tsv").write_text(
+        "".join(f"{en}\t{de}\n" for en, de in zip(*train.values())), encoding="utf-8"
+    )
     test = zip(*(first_lines("val", lang, 100) for lang in ("en", "de")))
     (data / "test.tsv").write_text("".join(f"{en}\t{de}\n" for en, de in test), encoding="utf-8")
     tiny = [*TINY, "--epochs", "2", "--val-size", "100"]
@@ -355,21 +463,32 @@ def test_your_own_corpus_end_to_end(tmp_path: Path):
     tsv = ["--train", str(data / "train.tsv"), "--src-lang", "en", "--tgt-lang", "de"]
     cli("train", "corpus", *tsv, "--out", str(tmp_path / "tsv"), *tiny)
     weights = [torch.load(tmp_path / run / "last.pt", weights_only=True)["model"] for run in ("files", "tsv")]
-    assert all(torch.equal(weights[0][name], weights[1][name]) for name in weights[0])  # the same pairs, the same run
+    assert all(
+        torch.equal(weights[0][name], weights[1][name]) for name in weights[0]
+    )  # the same pairs, the same run
     assert "into" in cli("average", str(tmp_path / "tsv"), "--last", "2").stdout
     model = str(tmp_path / "tsv" / "average_2.pt")
     translated = cli("translate", "--model", model, input="A dog runs in the snow.\n\n").stdout
     assert translated.count("\n") == 2  # a line out for each line in, the empty one kept
     scores = json.loads(
-        cli("evaluate", "--model", model, "--source", str(data / "test.tsv"), "--json").stdout.splitlines()[-1]
+        cli("evaluate", "--model", model, "--source", str(data / "test.tsv"), "--json").stdout.splitlines()[
+            -1
+        ]
     )
     assert scores["sentences"] == 100 and scores["split"] == str(data / "test.tsv")
     cli(
-        "export", str(tmp_path / "tsv"), "--out", str(tmp_path / "model"), "--score", "--source", str(data / "test.tsv")
+        "export",
+        str(tmp_path / "tsv"),
+        "--out",
+        str(tmp_path / "model"),
+        "--score",
+        "--source",
+        str(data / "test.tsv"),
     )
     config = json.loads((tmp_path / "model" / "config.json").read_text(encoding="utf-8"))
     assert (
-        config["langs"] == {"src": "en", "tgt": "de"} and config["about"]["scores"]["sacrebleu"] == scores["sacrebleu"]
+        config["langs"] == {"src": "en", "tgt": "de"}
+        and config["about"]["scores"]["sacrebleu"] == scores["sacrebleu"]
     )
 
 
@@ -392,8 +511,12 @@ def test_prepare_then_train_encodes_nothing(tmp_path: Path):
         "800",  # as TINY's
     ]
     said = cli("prepare", "corpus", *options, env=env).stdout.splitlines()  # what it does, then what it made
-    assert said[0].startswith("Preparing the corpus once") and "Encoded the train split: 900 pairs" in said[-4], said
-    assert re.match(r"prepared: 900 train, 100 val pairs as uint16 ids, [\d.]+ MB in .*cache/prepared/", said[-1])
+    assert (
+        said[0].startswith("Preparing the corpus once") and "Encoded the train split: 900 pairs" in said[-4]
+    ), said
+    assert re.match(
+        r"prepared: 900 train, 100 val pairs as uint16 ids, [\d.]+ MB in .*cache/prepared/", said[-1]
+    )
     run = [
         *with_fault(NEVER_ENCODES),
         "train",

@@ -34,7 +34,9 @@ def test_two_processes_train_as_one_accumulating_their_batches(tmp_path: Path):
     history = run(
         model, optimizer, scheduler, loader, accum_iter=2
     )  # batches 2k and 2k+1 in update k, as the two processes had them
-    assert history.epoch.iloc[-1] == 1  # the updates went past the end of an epoch, where the processes drop a batch
+    assert (
+        history.epoch.iloc[-1] == 1
+    )  # the updates went past the end of an epoch, where the processes drop a batch
     for name, weights in model.state_dict().items():
         torch.testing.assert_close(ranks[0][name], weights, rtol=1e-5, atol=1e-6, msg=name)
 
@@ -54,9 +56,13 @@ def test_an_interrupted_two_process_run_resumes_exactly(tmp_path: Path):
     per_process = 135  # batches an epoch: each process half of the 270 of this corpus at TINY's sizes
     assert "2 process(es)" in result.stdout and f"{per_process} batches per epoch" in result.stdout
     encoders = {line for line in result.stderr.splitlines() if line.endswith(" encodes")}  # "rank N encodes"
-    assert len(encoders) == 1, result.stderr[-3000:]  # one process encoded; the other waited, then mapped the files
+    assert len(encoders) == 1, result.stderr[
+        -3000:
+    ]  # one process encoded; the other waited, then mapped the files
     script = script_with_fault(NEVER_ENCODES + KILLED_AFTER_FIRST_CHECKPOINT, tmp_path / "killed.py")
-    killed = subprocess.run([*TORCHRUN, str(script), *cli, "--out", str(interrupted)], cwd=ROOT, env=env, timeout=600)
+    killed = subprocess.run(
+        [*TORCHRUN, str(script), *cli, "--out", str(interrupted)], cwd=ROOT, env=env, timeout=600
+    )
     assert killed.returncode == -signal.SIGKILL  # torchrun and both processes, with no chance to clean up
     killed_at = torch.load(interrupted / "last.pt", weights_only=True)["train_state"]
     assert (killed_at["epoch"], killed_at["step"]) == (0, 100)  # the first checkpoint, mid-epoch
@@ -65,7 +71,8 @@ def test_an_interrupted_two_process_run_resumes_exactly(tmp_path: Path):
     assert "from epoch 0, update 100" in log, log
     ends = [torch.load(run / "last.pt", weights_only=True) for run in (straight, interrupted)]
     assert (
-        ends[0]["prepared"] == ends[1]["prepared"] and (tmp_path / "cache" / "prepared" / ends[0]["prepared"]).is_dir()
+        ends[0]["prepared"] == ends[1]["prepared"]
+        and (tmp_path / "cache" / "prepared" / ends[0]["prepared"]).is_dir()
     )
     assert [r["step"] for r in ends[1]["train_state"]["records"]] == list(range(1, per_process + 1))
     assert [r["loss"] for r in ends[1]["train_state"]["records"]] == [
@@ -79,9 +86,9 @@ def test_train_copy_runs_once_under_torchrun():
     "The copy task does not train data-parallel: it trains in the first process alone, and says so, once."
     result = torchrun("-m", "annotated_transformer.cli", "train", "copy", "--epochs", "1", "--no-progress")
     assert result.stdout.count("exact copies:") == 1, result.stdout
-    assert result.stderr.count("train copy runs in one process: the first of the 2 that torchrun started") == 1, (
-        result.stderr
-    )
+    assert (
+        result.stderr.count("train copy runs in one process: the first of the 2 that torchrun started") == 1
+    ), result.stderr
 
 
 def test_a_process_that_stops_answering_is_given_up_on(tmp_path: Path):
@@ -97,5 +104,9 @@ def test_a_process_that_stops_answering_is_given_up_on(tmp_path: Path):
         "    dist.barrier()\n"
     )
     result = subprocess.run([*TORCHRUN, str(script)], capture_output=True, text=True, cwd=ROOT, env=ENV)
-    assert result.returncode != 0  # had the timeout not worked, the barrier would have passed after the minute's sleep
-    assert "Process 0 waited 0.1 minutes for the others, and one did not answer" in result.stderr, result.stderr[-3000:]
+    assert (
+        result.returncode != 0
+    )  # had the timeout not worked, the barrier would have passed after the minute's sleep
+    assert "Process 0 waited 0.1 minutes for the others, and one did not answer" in result.stderr, (
+        result.stderr[-3000:]
+    )

@@ -33,7 +33,9 @@ from annotated_transformer.formats import open_translator
 from annotated_transformer.model_directory import description_sha256
 from annotated_transformer.translation import translate_stream
 
-pytestmark = pytest.mark.xdist_group("test_hostile")  # its module-scoped fixtures are built once, on one worker
+pytestmark = pytest.mark.xdist_group(
+    "test_hostile"
+)  # its module-scoped fixtures are built once, on one worker
 
 ROOT = Path(__file__).resolve().parent.parent
 TINY = "--N 1 --d-model 32 --d-ff 64 --h 2 --bpe-size 800 --epochs 1 --no-progress".split()
@@ -52,7 +54,9 @@ def cli(*args: str, **kwargs) -> subprocess.CompletedProcess:
         except SystemExit as e:  # argparse's refusals
             status = e.code
     said = [out.getvalue(), err.getvalue()]
-    return subprocess.CompletedProcess(args, status, *(said if kwargs.get("text") else [s.encode() for s in said]))
+    return subprocess.CompletedProcess(
+        args, status, *(said if kwargs.get("text") else [s.encode() for s in said])
+    )
 
 
 def digest(path: Path) -> str:
@@ -78,8 +82,14 @@ def run(tmp_path_factory) -> Path:
     "A trained tiny run of the Multi30k recipe (one epoch on the tests' corpus), of Eq. (3)'s schedule: it extends."
     home = tmp_path_factory.mktemp("hostile")
     data = write_corpus(home / "data", train=2000, test=50)
-    eq3 = [*TINY, "--schedule", "eq3"]  # a finished run of the recipe's planned schedule cannot be extended (test_cli)
-    result = cli("train", "multi30k", "--data-dir", str(data), "--out", str(home / "run"), *eq3, capture_output=True)
+    eq3 = [
+        *TINY,
+        "--schedule",
+        "eq3",
+    ]  # a finished run of the recipe's planned schedule cannot be extended (test_cli)
+    result = cli(
+        "train", "multi30k", "--data-dir", str(data), "--out", str(home / "run"), *eq3, capture_output=True
+    )
     assert result.returncode == 0, result.stderr
     return home / "run"
 
@@ -87,7 +97,9 @@ def run(tmp_path_factory) -> Path:
 @pytest.fixture
 def translate(run: Path):
     def translate(stdin: bytes, *args: str, **kwargs) -> subprocess.CompletedProcess:
-        return cli("translate", "--checkpoint", str(run / "last.pt"), "--beam", "1", *args, input=stdin, **kwargs)
+        return cli(
+            "translate", "--checkpoint", str(run / "last.pt"), "--beam", "1", *args, input=stdin, **kwargs
+        )
 
     return translate
 
@@ -98,16 +110,24 @@ SENTENCES = "".join(f"Ein Hund läuft {i}.\n" for i in range(300)).encode()
 def test_translate_into_a_closed_pipe_stops_quietly(run: Path):
     "`translate | head -1`: one line out, no traceback, the status of a tool cut off by its reader."
     pipe = f"{sys.executable} -m annotated_transformer.cli translate --checkpoint {run / 'last.pt'} --beam 1 | head -1"
-    result = subprocess.run(["bash", "-c", f"set -o pipefail; {pipe}"], input=SENTENCES, capture_output=True, cwd=ROOT)
+    result = subprocess.run(
+        ["bash", "-c", f"set -o pipefail; {pipe}"], input=SENTENCES, capture_output=True, cwd=ROOT
+    )
     assert len(result.stdout.decode().splitlines()) == 1
     assert result.returncode == 141 and result.stderr == b"", (result.returncode, result.stderr)
 
 
-@pytest.mark.parametrize("closed, phrase", [("<&-", "Standard input is closed"), (">&-", "Standard output is closed")])
+@pytest.mark.parametrize(
+    "closed, phrase", [("<&-", "Standard input is closed"), (">&-", "Standard output is closed")]
+)
 def test_translate_with_a_standard_stream_closed_says_so(run: Path, closed: str, phrase: str):
     "`translate <&-` (0.10.3: AttributeError on None, reported as a bug), and the same for its output."
-    command = f"{sys.executable} -m annotated_transformer.cli translate --checkpoint {run / 'last.pt'} {closed}"
-    result = subprocess.run(["bash", "-c", command], capture_output=True, text=True, cwd=ROOT)  # bash closes it
+    command = (
+        f"{sys.executable} -m annotated_transformer.cli translate --checkpoint {run / 'last.pt'} {closed}"
+    )
+    result = subprocess.run(
+        ["bash", "-c", command], capture_output=True, text=True, cwd=ROOT
+    )  # bash closes it
     clear_error(result, 2, phrase)
 
 
@@ -147,7 +167,9 @@ def test_a_foreign_pickle_is_refused_without_running_it(tmp_path: Path):
 def test_a_truncated_checkpoint_is_one_clear_error(run: Path, tmp_path: Path):
     torn = tmp_path / "torn.pt"
     torn.write_bytes((run / "last.pt").read_bytes()[:5000])
-    clear_error(cli("translate", "--checkpoint", str(torn), input=b"x\n", capture_output=True), 2, "Could not read")
+    clear_error(
+        cli("translate", "--checkpoint", str(torn), input=b"x\n", capture_output=True), 2, "Could not read"
+    )
 
 
 @pytest.mark.parametrize(
@@ -197,14 +219,18 @@ def test_a_resumed_run_reads_its_checkpoint_once(run: Path, tmp_path: Path):
 
     with patch("torch.load", counted):
         data = ["--data-dir", str(run.parent / "data")]
-        result = cli("train", "multi30k", *data, "--out", str(copy), "--resume", "--epochs", "2", capture_output=True)
+        result = cli(
+            "train", "multi30k", *data, "--out", str(copy), "--resume", "--epochs", "2", capture_output=True
+        )
     assert result.returncode == 0, result.stderr
     assert len(full_reads) == 1, full_reads
 
 
 def test_a_new_run_over_an_old_one_is_refused(run: Path):
     before = digest(run / "last.pt")
-    clear_error(cli("train", "multi30k", "--out", str(run), *TINY, capture_output=True, text=True), 2, "--resume")
+    clear_error(
+        cli("train", "multi30k", "--out", str(run), *TINY, capture_output=True, text=True), 2, "--resume"
+    )
     assert digest(run / "last.pt") == before
 
 
@@ -223,7 +249,9 @@ def test_data_with_nothing_to_train_on_is_refused_before_training(
     data = tmp_path / "data"
     data.mkdir()
     for source in (run.parent / "data").iterdir():
-        (data / source.name).write_bytes(b"" if source.name.startswith(f"{emptied}.") else source.read_bytes())
+        (data / source.name).write_bytes(
+            b"" if source.name.startswith(f"{emptied}.") else source.read_bytes()
+        )
     result = cli(
         "train",
         "multi30k",
@@ -244,7 +272,17 @@ def test_resume_refuses_a_change_it_cannot_honour(run: Path, tmp_path: Path):
     "An option given with --resume counts, even when it equals the default; and the data must be the run's own."
     before = digest(run / "last.pt")
     clear_error(
-        cli("train", "multi30k", "--out", str(run), "--resume", "--d-model", "256", capture_output=True, text=True),
+        cli(
+            "train",
+            "multi30k",
+            "--out",
+            str(run),
+            "--resume",
+            "--d-model",
+            "256",
+            capture_output=True,
+            text=True,
+        ),
         2,
         "trained with d_model=32 (not 256)",
     )
@@ -294,7 +332,9 @@ def test_a_run_directory_belongs_to_one_run(run: Path, tmp_path: Path):
     )
     assert started.returncode == 0, started.stderr
     assert sorted(p.name for p in out.glob("*.pt")) == ["epoch_01.pt", "last.pt"]
-    (out / "epoch_00.pt").write_bytes((run / "epoch_01.pt").read_bytes())  # another run's snapshot, slipped in
+    (out / "epoch_00.pt").write_bytes(
+        (run / "epoch_01.pt").read_bytes()
+    )  # another run's snapshot, slipped in
     averaged = cli("average", str(out), "--last", "1", capture_output=True, text=True)
     assert averaged.returncode == 0 and "averaged epoch_01.pt into" in averaged.stdout, (
         averaged.stdout + averaged.stderr
@@ -312,7 +352,13 @@ def test_average_refuses_the_weights_of_two_runs(run: Path, tmp_path: Path):
     write_checkpoint(tmp_path / "other.pt", other)
     mix = tmp_path / "mix.pt"
     result = cli(
-        "average", str(run / "last.pt"), str(tmp_path / "other.pt"), "--out", str(mix), capture_output=True, text=True
+        "average",
+        str(run / "last.pt"),
+        str(tmp_path / "other.pt"),
+        "--out",
+        str(mix),
+        capture_output=True,
+        text=True,
     )
     clear_error(result, 2, "come from 2 different runs")
     assert not mix.exists()
@@ -323,7 +369,10 @@ def test_average_refuses_the_weights_of_two_runs(run: Path, tmp_path: Path):
     [
         (lambda s: s["model"].pop("generator.proj.bias"), "do not fit its configuration"),
         (lambda s: s["vocabs"]["src"].pop(), "holds vocabularies of"),
-        (lambda s: s["config"].update(d_model=2**30, d_ff=2**30), "do not fit its configuration"),  # nothing allocated
+        (
+            lambda s: s["config"].update(d_model=2**30, d_ff=2**30),
+            "do not fit its configuration",
+        ),  # nothing allocated
         (lambda s: s["config"].update(h=7), "configuration that is not valid"),
         (lambda s: s.update(bpe=b"not a sentencepiece model"), "cannot be loaded"),
     ],
@@ -334,7 +383,9 @@ def test_a_tampered_checkpoint_is_one_clear_error(run: Path, tmp_path: Path, tam
     saved = read_checkpoint(run / "last.pt")
     tamper(saved)
     write_checkpoint(tmp_path / "tampered.pt", saved)  # loadable: a fresh checksum over the altered contents
-    result = cli("translate", "--checkpoint", str(tmp_path / "tampered.pt"), input=b"Ein Hund.\n", capture_output=True)
+    result = cli(
+        "translate", "--checkpoint", str(tmp_path / "tampered.pt"), input=b"Ein Hund.\n", capture_output=True
+    )
     clear_error(result, 2, phrase)
 
 
@@ -348,7 +399,9 @@ def test_flipped_bytes_in_a_weight_are_caught(run: Path, tmp_path: Path):
     assert at > 0
     raw[at + 1000 : at + 1064] = bytes(64)
     (tmp_path / "damaged.pt").write_bytes(raw)
-    result = cli("translate", "--checkpoint", str(tmp_path / "damaged.pt"), input=b"Ein Hund.\n", capture_output=True)
+    result = cli(
+        "translate", "--checkpoint", str(tmp_path / "damaged.pt"), input=b"Ein Hund.\n", capture_output=True
+    )
     clear_error(result, 2, "damaged.pt is damaged")
     assert result.stdout == b""
 
@@ -365,15 +418,26 @@ def test_a_second_run_in_a_busy_directory_is_refused_and_the_first_finishes(run:
         text=True,
     )
     deadline = time.monotonic() + 60
-    while not (out / ".lock").exists() or not (out / ".lock").read_text().strip():  # the first holds the directory
+    while (
+        not (out / ".lock").exists() or not (out / ".lock").read_text().strip()
+    ):  # the first holds the directory
         assert time.monotonic() < deadline and first.poll() is None, first.communicate()
         time.sleep(0.2)
     second = cli(*args, "--seed", "1", capture_output=True, text=True)
-    clear_error(second, 2)  # whichever it meets first: the first run's lock, or the files it has begun to write
-    assert "Another training run (process" in second.stderr or "already holds a run" in second.stderr, second.stderr
+    clear_error(
+        second, 2
+    )  # whichever it meets first: the first run's lock, or the files it has begun to write
+    assert "Another training run (process" in second.stderr or "already holds a run" in second.stderr, (
+        second.stderr
+    )
     stdout, stderr = first.communicate(timeout=300)
     assert first.returncode == 0, stderr
-    assert sorted(p.name for p in out.glob("*.pt")) == ["epoch_01.pt", "epoch_02.pt", "epoch_03.pt", "last.pt"]
+    assert sorted(p.name for p in out.glob("*.pt")) == [
+        "epoch_01.pt",
+        "epoch_02.pt",
+        "epoch_03.pt",
+        "last.pt",
+    ]
 
 
 def _file_size_limit(limit: int):
@@ -422,14 +486,18 @@ def test_a_write_that_fails_keeps_the_last_checkpoint(run: Path, tmp_path: Path)
         pytest.param(
             ["--device", "mps"],
             "no Apple GPU (MPS); use --device cpu",
-            marks=pytest.mark.skipif(torch.backends.mps.is_available(), reason="this machine has an Apple GPU"),
+            marks=pytest.mark.skipif(
+                torch.backends.mps.is_available(), reason="this machine has an Apple GPU"
+            ),
         ),
         (["--device", "meta"], "give cpu, cuda or mps, not meta"),
         (["--beam", "1000000"], "cannot run that search: a beam of 1,000,000 needs a vocabulary of at least"),
     ],
 )
 def test_bad_search_values_are_one_line(run: Path, args: list[str], phrase: str):
-    result = cli("translate", "--checkpoint", str(run / "last.pt"), *args, input=b"Ein Hund.\n", capture_output=True)
+    result = cli(
+        "translate", "--checkpoint", str(run / "last.pt"), *args, input=b"Ein Hund.\n", capture_output=True
+    )
     clear_error(result, 2, phrase)
     assert result.stdout == b""
 
@@ -456,8 +524,14 @@ def _with_heads(model_dir: Path, h: int):
 @pytest.mark.parametrize(
     "damage, phrase",
     [
-        (lambda d: (d / "config.json").write_text('{"format": "annotated-transformer-model/1", '), "is not valid JSON"),
-        (lambda d: (d / "config.json").write_text('{"format": "something-else/9"}'), "of format 'something-else/9'"),
+        (
+            lambda d: (d / "config.json").write_text('{"format": "annotated-transformer-model/1", '),
+            "is not valid JSON",
+        ),
+        (
+            lambda d: (d / "config.json").write_text('{"format": "something-else/9"}'),
+            "of format 'something-else/9'",
+        ),
         (
             lambda d: (d / "model.safetensors").write_bytes((d / "model.safetensors").read_bytes()[:-64]),
             "model.safetensors is damaged",
@@ -481,7 +555,14 @@ def test_evaluate_never_writes_its_hypotheses_over_what_it_scores(run: Path, tmp
     for path, lang in zip(files.values(), ("de", "en")):
         path.write_text("".join(line + "\n" for line in first_lines("test", lang, 20)), encoding="utf-8")
     before = {path: path.read_bytes() for path in files.values()}
-    scored = ["evaluate", "--model", str(run / "last.pt"), "--beam", "1", *(str(x) for f in files.items() for x in f)]
+    scored = [
+        "evaluate",
+        "--model",
+        str(run / "last.pt"),
+        "--beam",
+        "1",
+        *(str(x) for f in files.items() for x in f),
+    ]
     result = cli(*scored, "--hypotheses", str(files[own]), capture_output=True, text=True)
     clear_error(result, 2, "is a file to score, which it would replace")
     assert {path: path.read_bytes() for path in files.values()} == before
@@ -494,7 +575,15 @@ def test_evaluate_refuses_sources_that_are_their_own_references(run: Path, tmp_p
     source.write_text("".join(line + "\n" for line in first_lines("test", "de", 20)), encoding="utf-8")
     reference = source if same == "one file" else tmp_path / "copy.en"
     reference.write_bytes(source.read_bytes())
-    scored = ["evaluate", "--model", str(run / "last.pt"), "--source", str(source), "--reference", str(reference)]
+    scored = [
+        "evaluate",
+        "--model",
+        str(run / "last.pt"),
+        "--source",
+        str(source),
+        "--reference",
+        str(reference),
+    ]
     clear_error(cli(*scored, capture_output=True, text=True), 2, "Each reference is its own source sentence")
 
 
@@ -528,7 +617,9 @@ def _overwrite_middle(path: Path, size: int):
         ("onnx", lambda d: (d / "text.json").write_text('{"source": {}}'), "text.json is not the file"),
     ],
 )
-def test_every_file_of_an_exported_directory_is_checked(run: Path, tmp_path: Path, format: str, damage, phrase: str):
+def test_every_file_of_an_exported_directory_is_checked(
+    run: Path, tmp_path: Path, format: str, damage, phrase: str
+):
     """CTranslate2's weights, truncated or with 64 KiB overwritten, its deleted configuration, or the browser's rules
     edited: one line naming the file, never a translation (on 1532877: other translations with exit 0 for the
     overwritten weights, a traceback for the truncated ones and for the deleted configuration; the rules unchecked)."""
@@ -550,7 +641,9 @@ def test_every_file_of_an_exported_directory_is_checked(run: Path, tmp_path: Pat
         (".lock a link", ".lock is a link"),
     ],
 )
-def test_start_over_deletes_nothing_before_the_new_run_is_checked(run: Path, tmp_path: Path, case: str, phrase: str):
+def test_start_over_deletes_nothing_before_the_new_run_is_checked(
+    run: Path, tmp_path: Path, case: str, phrase: str
+):
     """--start-over with a mistake in the new run's data, or a link in the old run's directory: one line, and the old
     run's files, and what a link points to, as they were (on 1532877: last.pt deleted first; the folder a linked
     tensorboard/ points to emptied; the file a linked .lock points to overwritten with a process id)."""
@@ -587,7 +680,11 @@ def test_start_over_deletes_nothing_before_the_new_run_is_checked(run: Path, tmp
 )
 def test_export_refuses_what_it_cannot_write(run: Path, tmp_path: Path, args: list[str], phrase: str):
     result = cli(
-        "export", str(run), *(["--out", str(tmp_path / "x")] if "--out" not in args else []), *args, capture_output=True
+        "export",
+        str(run),
+        *(["--out", str(tmp_path / "x")] if "--out" not in args else []),
+        *args,
+        capture_output=True,
     )
     clear_error(result, 2, phrase)
 
@@ -608,7 +705,9 @@ def test_a_byte_order_mark_in_a_reference_changes_no_score(run: Path, tmp_path: 
         path.write_text("".join(line + "\n" for line in first_lines("test", lang, 20)), encoding="utf-8")
     evaluate = f"evaluate --model {run / 'last.pt'} --beam 1 --source {source} --json".split()
     # a first evaluation only to have the model's translations written to `hypotheses`; its score is not looked at
-    first = cli(*evaluate, "--reference", str(reference), "--hypotheses", str(hypotheses), capture_output=True)
+    first = cli(
+        *evaluate, "--reference", str(reference), "--hypotheses", str(hypotheses), capture_output=True
+    )
     assert first.returncode == 0, first.stderr
     marked = tmp_path / "marked.en"  # the model's own translations as the reference: a perfect score
     marked.write_bytes(b"\xef\xbb\xbf" + hypotheses.read_bytes())
@@ -647,7 +746,13 @@ def test_a_checkpoint_whose_configuration_was_edited_is_refused(run: Path, tmp_p
     saved["config"]["h"] = 4
     torch.save(saved, tmp_path / "edited.pt")
     result = cli(
-        "translate", "--model", str(tmp_path / "edited.pt"), "--beam", "1", input=b"Ein Hund.\n", capture_output=True
+        "translate",
+        "--model",
+        str(tmp_path / "edited.pt"),
+        "--beam",
+        "1",
+        input=b"Ein Hund.\n",
+        capture_output=True,
     )
     clear_error(result, 2, "is damaged or was altered")
 
@@ -657,8 +762,12 @@ def test_export_never_overwrites_a_users_own_files(run: Path, tmp_path: Path):
     mine = tmp_path / "mine"
     mine.mkdir()
     (mine / "README.md").write_text("my notes")
-    clear_error(cli("export", str(run), "--out", str(mine), capture_output=True), 2, "holds files no export wrote")
-    assert (mine / "README.md").read_text() == "my notes" and sorted(p.name for p in mine.iterdir()) == ["README.md"]
+    clear_error(
+        cli("export", str(run), "--out", str(mine), capture_output=True), 2, "holds files no export wrote"
+    )
+    assert (mine / "README.md").read_text() == "my notes" and sorted(p.name for p in mine.iterdir()) == [
+        "README.md"
+    ]
 
 
 def test_an_exported_model_can_be_read_by_others(model_dir: Path):
@@ -674,9 +783,13 @@ def test_a_run_resumes_after_a_crash_cut_its_last_metrics_line(run: Path, tmp_pa
     with open(copy / "metrics.jsonl", "a") as f:
         f.write('{"kind": "update", "step": 9')  # cut short
     resumed = ["--out", str(copy), "--resume", "--epochs", "2", "--no-progress"]
-    result = cli("train", "multi30k", "--data-dir", str(run.parent / "data"), *resumed, capture_output=True, text=True)
+    result = cli(
+        "train", "multi30k", "--data-dir", str(run.parent / "data"), *resumed, capture_output=True, text=True
+    )
     assert result.returncode == 0, result.stderr
-    records = [json.loads(line) for line in (copy / "metrics.jsonl").read_text().splitlines()]  # every line whole
+    records = [
+        json.loads(line) for line in (copy / "metrics.jsonl").read_text().splitlines()
+    ]  # every line whole
     assert max(r["epoch"] for r in records) == 2, records[-1]
 
 
@@ -687,7 +800,18 @@ def _interruptible():
 
 def _start_training(out: Path, data: Path, *args: str) -> subprocess.Popen:
     "A tiny run in its own process, started and left running: one that trains for long enough to be stopped."
-    command = ["train", "multi30k", "--data-dir", str(data), "--out", str(out), *TINY, "--epochs", "200", *args]
+    command = [
+        "train",
+        "multi30k",
+        "--data-dir",
+        str(data),
+        "--out",
+        str(out),
+        *TINY,
+        "--epochs",
+        "200",
+        *args,
+    ]
     return subprocess.Popen(
         [sys.executable, "-m", "annotated_transformer.cli", *command],
         cwd=ROOT,
@@ -729,11 +853,23 @@ def test_a_second_ctrl_c_while_a_command_exits_ends_it_at_once(tmp_path: Path):
     torch's can be): the one line, then the process ends at once, with nothing more said (on 2660d33: "Exception
     ignored in atexit callback" and a traceback from torch/library.py), and no run directory is left."""
     out, data = tmp_path / "run", write_corpus(tmp_path / "data", train=13_112, test=500)
-    command = [*with_fault(SLOW_EXIT_AND_CTRL_C_AS_DATA_IS_PREPARED), "train", "multi30k", "--data-dir", str(data)]
+    command = [
+        *with_fault(SLOW_EXIT_AND_CTRL_C_AS_DATA_IS_PREPARED),
+        "train",
+        "multi30k",
+        "--data-dir",
+        str(data),
+    ]
     process = subprocess.Popen(
-        [*command, "--out", str(out), *TINY], cwd=ROOT, stderr=subprocess.PIPE, text=True, preexec_fn=_interruptible
+        [*command, "--out", str(out), *TINY],
+        cwd=ROOT,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=_interruptible,
     )
-    said = [process.stderr.readline() for _ in range(2)]  # "", then the line (which starts on a line of its own)
+    said = [
+        process.stderr.readline() for _ in range(2)
+    ]  # "", then the line (which starts on a line of its own)
     process.send_signal(signal.SIGINT)  # while it exits
     _, rest = process.communicate(timeout=20)  # at once, not after the exit handler's 30 s
     assert said[1].startswith("interrupted: nothing was saved") and rest == "", (said, rest)
@@ -748,9 +884,13 @@ def test_a_run_told_to_stop_saves_its_last_update(run: Path, tmp_path: Path, sto
     _wait_for_updates(process, out, 5)
     process.send_signal(stop)
     _, err = process.communicate(timeout=120)
-    clear_error(subprocess.CompletedProcess([], process.returncode, "", err), 130, "continue it with --resume")
+    clear_error(
+        subprocess.CompletedProcess([], process.returncode, "", err), 130, "continue it with --resume"
+    )
     saved = torch.load(out / "last.pt", weights_only=False)["train_state"]
-    assert saved["step"] == _updates(out) >= 5 and f"after update {saved['step']} in" in err, err  # nothing lost
+    assert saved["step"] == _updates(out) >= 5 and f"after update {saved['step']} in" in err, (
+        err
+    )  # nothing lost
     more = ["--resume", "--epochs", str(saved["epoch"] + 1)]
     resumed = cli(
         "train", "multi30k", "--data-dir", str(data), "--out", str(out), *more, capture_output=True, text=True
@@ -764,10 +904,19 @@ def test_a_run_stopped_before_any_update_starts_again_as_it_was_given(run: Path,
     out.mkdir()
     (out / "metrics.jsonl").write_text('{"kind": "update", "step": 1, "epoch": 0}\n')
     result = cli(
-        "train", "multi30k", "--data-dir", str(run.parent / "data"), "--out", str(out), *TINY, capture_output=True
+        "train",
+        "multi30k",
+        "--data-dir",
+        str(run.parent / "data"),
+        "--out",
+        str(out),
+        *TINY,
+        capture_output=True,
     )
     assert result.returncode == 0, result.stderr
-    resumed = cli("train", "multi30k", "--out", str(tmp_path / "none"), "--resume", capture_output=True, text=True)
+    resumed = cli(
+        "train", "multi30k", "--out", str(tmp_path / "none"), "--resume", capture_output=True, text=True
+    )
     clear_error(resumed, 2, "Nothing to resume", "Leave out --resume")
 
 
@@ -801,7 +950,10 @@ def test_an_interrupted_translation_keeps_the_lines_it_wrote(run: Path, tmp_path
         )
         first = process.stdout.readline()  # the first chunk is written
         process.send_signal(signal.SIGINT)
-        rest, err = process.stdout.read(), process.stderr.read()  # (the file objects: they hold what readline read)
+        rest, err = (
+            process.stdout.read(),
+            process.stderr.read(),
+        )  # (the file objects: they hold what readline read)
         process.wait(timeout=60)
     written = len((first + rest).splitlines())
     clear_error(subprocess.CompletedProcess([], process.returncode, "", err), 130)
@@ -876,16 +1028,27 @@ def _settings(**values):
         (_setting("d_k", 0), "holds d_k = 0"),
         (_setting("dropout", float("nan")), "holds dropout = nan"),
         (_setting("N", 10**6), "holds N = 1000000 layers but"),
-        (_settings(src_vocab=2**62, tgt_vocab=2**62), "holds a model too large to build"),  # one shared vocabulary
+        (
+            _settings(src_vocab=2**62, tgt_vocab=2**62),
+            "holds a model too large to build",
+        ),  # one shared vocabulary
         (_setting("src_vocab", 2**62), "share_embeddings needs one vocabulary for both sides"),
         pytest.param(
             _setting("max_len", 10**12),
             "GiB, more than this machine's",
-            marks=pytest.mark.skipif(not hasattr(os, "sysconf"), reason="the machine's memory from os.sysconf"),
+            marks=pytest.mark.skipif(
+                not hasattr(os, "sysconf"), reason="the machine's memory from os.sysconf"
+            ),
         ),
         (lambda config: config.__setitem__("vocabulary", "chars"), "a vocabulary or provenance of no kind"),
-        (lambda config: config.__setitem__("tied", ["x"]), "ties weights that model.safetensors does not hold"),
-        (lambda config: config.__setitem__("files", {"../mine.txt": "0" * 64}), "'../mine.txt' that is not a plain"),
+        (
+            lambda config: config.__setitem__("tied", ["x"]),
+            "ties weights that model.safetensors does not hold",
+        ),
+        (
+            lambda config: config.__setitem__("files", {"../mine.txt": "0" * 64}),
+            "'../mine.txt' that is not a plain",
+        ),
     ],
 )
 def test_every_value_of_a_model_directory_is_checked(model_dir: Path, tmp_path: Path, change, phrase: str):
@@ -893,7 +1056,9 @@ def test_every_value_of_a_model_directory_is_checked(model_dir: Path, tmp_path: 
     max_len or vocabulary and h = 0 were tracebacks, N = 10^6 built until killed, N = true and d_k = 0 translated)."""
     damaged = _copy(model_dir, tmp_path)
     _resigned(damaged, change)
-    clear_error(cli("translate", "--model", str(damaged), input=b"Ein Hund.\n", capture_output=True), 2, phrase)
+    clear_error(
+        cli("translate", "--model", str(damaged), input=b"Ein Hund.\n", capture_output=True), 2, phrase
+    )
 
 
 def _fifo(path: Path):
@@ -925,7 +1090,10 @@ def _overflowing_header(directory: Path):
 @pytest.mark.parametrize(
     "damage, phrase",
     [
-        (lambda d: ((d / "config.json").unlink(), (d / "config.json").symlink_to("/dev/zero")), "a link to /dev/zero"),
+        (
+            lambda d: ((d / "config.json").unlink(), (d / "config.json").symlink_to("/dev/zero")),
+            "a link to /dev/zero",
+        ),
         (lambda d: _fifo(d / "config.json"), "config.json is neither a file nor a folder"),
         (lambda d: _linked_out(d / "model.safetensors"), "outside the directory"),
         (lambda d: (d / "config.json").write_text("[" * 100_000 + "]" * 100_000), "nests its JSON deeper"),
@@ -942,7 +1110,9 @@ def test_a_model_directory_is_read_only_within_itself_and_within_bounds(
     never ended, a link to /dev/zero ran out of memory, a link out was read, deep JSON and the header were tracebacks)."""
     damaged = _copy(model_dir, tmp_path)
     damage(damaged)
-    clear_error(cli("translate", "--model", str(damaged), input=b"Ein Hund.\n", capture_output=True), 2, phrase)
+    clear_error(
+        cli("translate", "--model", str(damaged), input=b"Ein Hund.\n", capture_output=True), 2, phrase
+    )
 
 
 def _external_data_outside(directory: Path):
@@ -951,11 +1121,15 @@ def _external_data_outside(directory: Path):
     from onnx.external_data_helper import convert_model_to_external_data
 
     graph = onnx.load(directory / "encoder.onnx")
-    convert_model_to_external_data(graph, location="weights.data", size_threshold=0)  # (onnx refuses to write '..')
+    convert_model_to_external_data(
+        graph, location="weights.data", size_threshold=0
+    )  # (onnx refuses to write '..')
     onnx.save_model(graph, directory / "encoder.onnx")
     (directory / "weights.data").rename(directory.parent / "weights.data")
     graph = onnx.load(directory / "encoder.onnx", load_external_data=False)
-    for entry in (e for tensor in graph.graph.initializer for e in tensor.external_data if e.key == "location"):
+    for entry in (
+        e for tensor in graph.graph.initializer for e in tensor.external_data if e.key == "location"
+    ):
         entry.value = "../weights.data"
     onnx.save_model(graph, directory / "encoder.onnx")
     checksum = digest(directory / "encoder.onnx")
@@ -967,17 +1141,25 @@ def _external_data_outside(directory: Path):
     [
         (
             "ctranslate2",
-            lambda d: _resigned(d, lambda config: config["files"].pop("model.bin"), "annotated_transformer.json"),
+            lambda d: _resigned(
+                d, lambda config: config["files"].pop("model.bin"), "annotated_transformer.json"
+            ),
             "lists no checksum of model.bin",
         ),
         ("ctranslate2", lambda d: _linked_out(d / "README.md"), "README.md is a link to"),
         (
             "ctranslate2",
-            lambda d: _resigned(d, lambda config: config.__setitem__("langs", ["de"]), "annotated_transformer.json"),
+            lambda d: _resigned(
+                d, lambda config: config.__setitem__("langs", ["de"]), "annotated_transformer.json"
+            ),
             "languages or vocabularies of the wrong kinds",
         ),
         ("onnx", _external_data_outside, "holds a graph that onnxruntime refuses"),
-        ("onnx", lambda d: _resigned(d, lambda config: config.__setitem__("positions", 10**12)), "positions = 10"),
+        (
+            "onnx",
+            lambda d: _resigned(d, lambda config: config.__setitem__("positions", 10**12)),
+            "positions = 10",
+        ),
     ],
 )
 def test_every_format_reads_only_what_its_description_vouches_for(
@@ -1002,18 +1184,28 @@ def _stored_search(directory: Path, description: str, **settings):
     "format, description",
     [("native", "config.json"), ("ctranslate2", "annotated_transformer.json"), ("onnx", "config.json")],
 )
-def test_a_stored_search_is_checked_against_its_model(run: Path, tmp_path: Path, format: str, description: str):
+def test_a_stored_search_is_checked_against_its_model(
+    run: Path, tmp_path: Path, format: str, description: str
+):
     """A stored beam of a million, or outputs a million tokens past their source: refused when the model opens, in
     every format (on 0.19.1, memory ran out in each engine, or an output ran past the positions' table)."""
     exported = tmp_path / format
-    assert cli("export", str(run), "--out", str(exported), "--format", format, capture_output=True).returncode == 0
+    assert (
+        cli("export", str(run), "--out", str(exported), "--format", format, capture_output=True).returncode
+        == 0
+    )
     for setting, phrase in [
         (dict(num_beams=10**6), "a beam of 1,000,000 needs a vocabulary of at least 2,000,000 tokens"),
-        (dict(max_new_tokens_past_source=10**6), "outputs that grow 1,000,000 tokens past their source need more"),
+        (
+            dict(max_new_tokens_past_source=10**6),
+            "outputs that grow 1,000,000 tokens past their source need more",
+        ),
     ]:
         altered = Path(shutil.copytree(exported, tmp_path / "altered", dirs_exist_ok=True))
         _stored_search(altered, description, **setting)
-        result = cli("translate", "--model", str(altered), input=b"Ein Hund.\n", capture_output=True, text=True)
+        result = cli(
+            "translate", "--model", str(altered), input=b"Ein Hund.\n", capture_output=True, text=True
+        )
         clear_error(result, 2, "stores a search its model cannot run", phrase)
 
 
@@ -1021,7 +1213,9 @@ def test_export_refuses_a_stored_search_its_model_cannot_run(run: Path, tmp_path
     "A checkpoint whose search holds a million beams (its checksum made to match): export refuses it, writing nothing."
     contents = read_checkpoint(run / "last.pt")  # its checksum taken off, and written anew below
     write_checkpoint(tmp_path / "wide.pt", contents | dict(search=contents["search"] | dict(num_beams=10**6)))
-    result = cli("export", str(tmp_path / "wide.pt"), "--out", str(tmp_path / "model"), capture_output=True, text=True)
+    result = cli(
+        "export", str(tmp_path / "wide.pt"), "--out", str(tmp_path / "model"), capture_output=True, text=True
+    )
     clear_error(result, 2, "wide.pt stores a search its model cannot run: a beam of 1,000,000")
     assert not (tmp_path / "model").exists()
 
@@ -1031,7 +1225,10 @@ def test_a_directory_rewritten_while_it_opens_is_one_line(run: Path, tmp_path: P
     translating in a loop while two formats were exported into one directory, 1 time in 14): one line that says to run
     again, where it was a RuntimeError's traceback."""
     out = tmp_path / "model"
-    assert cli("export", str(run), "--out", str(out), "--format", "ctranslate2", capture_output=True).returncode == 0
+    assert (
+        cli("export", str(run), "--out", str(out), "--format", "ctranslate2", capture_output=True).returncode
+        == 0
+    )
     checked = ctranslate2_format.read_description
 
     def then_rewritten(*args, **kwargs):
@@ -1048,7 +1245,10 @@ def test_export_deletes_only_the_files_an_export_wrote(run: Path, tmp_path: Path
     """A description that lists the user's own files (one in the folder, one beside it): an export over it deletes
     neither (on 0.10.3 the user's mine.txt went, since it was listed)."""
     out = tmp_path / "model"
-    assert cli("export", str(run), "--out", str(out), "--format", "ctranslate2", capture_output=True).returncode == 0
+    assert (
+        cli("export", str(run), "--out", str(out), "--format", "ctranslate2", capture_output=True).returncode
+        == 0
+    )
     (out / "mine.txt").write_text("mine")
     (tmp_path / "beside.txt").write_text("mine too")
     listed = {"mine.txt": "0" * 64, "../beside.txt": digest(tmp_path / "beside.txt")}
@@ -1080,14 +1280,19 @@ def test_a_data_path_that_names_a_file_says_which_setting(tmp_path: Path, env: d
         k: v.format(file=tmp_path / "file") for k, v in env.items()
     }
     environment = {k: v for k, v in {**os.environ, **settings}.items() if v}
-    result = cli("train", "multi30k", "--out", str(tmp_path / "run"), *TINY, capture_output=True, env=environment)
+    result = cli(
+        "train", "multi30k", "--out", str(tmp_path / "run"), *TINY, capture_output=True, env=environment
+    )
     clear_error(result, 2, phrase)
 
 
 @pytest.mark.parametrize(
     "files, phrases",
     [
-        ({"one.tsv": b"Ein Hund.\tA dog.\n"}, ["Cannot hold out 0 of 1 pair(s)", "more than one pair to train on"]),
+        (
+            {"one.tsv": b"Ein Hund.\tA dog.\n"},
+            ["Cannot hold out 0 of 1 pair(s)", "more than one pair to train on"],
+        ),
         ({"copies.tsv": b"Ein Hund.\tA dog.\n" * 30}, ["Each of the 30 pairs is a copy", "(1 different)"]),
         (
             {"mac.de": b"Ein Hund.\rEine Katze.\r", "mac.en": b"A dog.\rA cat.\r"},
@@ -1107,9 +1312,13 @@ def test_a_corpus_that_cannot_train_says_why(tmp_path: Path, files: dict[str, by
     for name, data in files.items():
         (tmp_path / name).write_bytes(data)
     given = ["--train", *(str(tmp_path / name) for name in files), "--src-lang", "de", "--tgt-lang", "en"]
-    result = cli("train", "corpus", *given, "--out", str(tmp_path / "run"), *TINY, capture_output=True, text=True)
+    result = cli(
+        "train", "corpus", *given, "--out", str(tmp_path / "run"), *TINY, capture_output=True, text=True
+    )
     clear_error(result, 2, *phrases)
-    assert not (tmp_path / "run").exists()  # refused: no directory left behind (on 2660d33, one holding .lock)
+    assert not (
+        tmp_path / "run"
+    ).exists()  # refused: no directory left behind (on 2660d33, one holding .lock)
 
 
 def test_a_validation_set_that_is_the_training_set_is_refused(tmp_path: Path):
@@ -1125,7 +1334,9 @@ def test_a_validation_set_that_is_the_training_set_is_refused(tmp_path: Path):
         "--tgt-lang",
         "en",
     ]
-    result = cli("train", "corpus", *files, "--out", str(tmp_path / "run"), *TINY, capture_output=True, text=True)
+    result = cli(
+        "train", "corpus", *files, "--out", str(tmp_path / "run"), *TINY, capture_output=True, text=True
+    )
     clear_error(result, 2, "Each of the 2 training pairs is also a validation pair")
     assert not (tmp_path / "run").exists()
 
@@ -1150,11 +1361,18 @@ def test_an_interrupted_export_leaves_nothing_and_runs_again(run: Path, tmp_path
     _, err = process.communicate(timeout=120)
     clear_error(subprocess.CompletedProcess([], process.returncode, "", err), 130)
     assert list(tmp_path.iterdir()) == [], list(tmp_path.iterdir())  # neither --out nor the half-written one
-    assert cli(*export, "--out", str(out), capture_output=True).returncode == 0 and (out / "decoder.onnx").is_file()
+    assert (
+        cli(*export, "--out", str(out), capture_output=True).returncode == 0
+        and (out / "decoder.onnx").is_file()
+    )
 
 
-@pytest.mark.parametrize("first, second", [("native", "onnx"), ("onnx", "ctranslate2"), ("ctranslate2", "native")])
-def test_an_export_over_an_earlier_one_replaces_its_files_only(run: Path, tmp_path: Path, first: str, second: str):
+@pytest.mark.parametrize(
+    "first, second", [("native", "onnx"), ("onnx", "ctranslate2"), ("ctranslate2", "native")]
+)
+def test_an_export_over_an_earlier_one_replaces_its_files_only(
+    run: Path, tmp_path: Path, first: str, second: str
+):
     """Another format into the same directory: the earlier format's files go, the user's own stay (on 2660d33 the
     earlier ones stayed, and `translate` opened them; CTranslate2's converter deleted the user's)."""
     out = tmp_path / "model"
@@ -1163,9 +1381,13 @@ def test_an_export_over_an_earlier_one_replaces_its_files_only(run: Path, tmp_pa
     assert cli("export", str(run), "--out", str(out), "--format", second, capture_output=True).returncode == 0
     assert (out / "notes.txt").read_text() == "mine"
     alone = tmp_path / "alone"
-    assert cli("export", str(run), "--out", str(alone), "--format", second, capture_output=True).returncode == 0
+    assert (
+        cli("export", str(run), "--out", str(alone), "--format", second, capture_output=True).returncode == 0
+    )
     assert sorted(p.name for p in out.iterdir()) == sorted([p.name for p in alone.iterdir()] + ["notes.txt"])
-    translated = cli("translate", "--model", str(out), "--beam", "1", input=b"Ein Hund.\n", capture_output=True)
+    translated = cli(
+        "translate", "--model", str(out), "--beam", "1", input=b"Ein Hund.\n", capture_output=True
+    )
     assert translated.returncode == 0 and translated.stdout.strip(), translated.stderr
 
 
@@ -1185,23 +1407,34 @@ def test_an_export_interrupted_while_its_files_move_moves_them_all(run: Path, tm
 
     interrupted.done = False
     monkeypatch.setattr(os, "replace", interrupted)
-    handler = signal.signal(signal.SIGINT, signal.default_int_handler)  # as at a terminal (a test worker may ignore it)
+    handler = signal.signal(
+        signal.SIGINT, signal.default_int_handler
+    )  # as at a terminal (a test worker may ignore it)
     try:
-        clear_error(cli("export", str(run), "--out", str(out), capture_output=True, text=True), 130, "interrupted")
+        clear_error(
+            cli("export", str(run), "--out", str(out), capture_output=True, text=True), 130, "interrupted"
+        )
     finally:
         signal.signal(signal.SIGINT, handler)
         monkeypatch.undo()
     alone = tmp_path / "alone"
     assert cli("export", str(run), "--out", str(alone), capture_output=True).returncode == 0
-    assert interrupted.done and sorted(p.name for p in out.iterdir()) == sorted(p.name for p in alone.iterdir())
-    translated = cli("translate", "--model", str(out), "--beam", "1", input=b"Ein Hund.\n", capture_output=True)
+    assert interrupted.done and sorted(p.name for p in out.iterdir()) == sorted(
+        p.name for p in alone.iterdir()
+    )
+    translated = cli(
+        "translate", "--model", str(out), "--beam", "1", input=b"Ein Hund.\n", capture_output=True
+    )
     assert translated.returncode == 0 and translated.stdout.strip(), translated.stderr
 
 
 def _fake_japanese(sentence: str) -> str:
     "A made-up target language written as Japanese is, without spaces: two kana a word, a full stop at the end."
     kana = "あいうえおかきくけこさしすせそたちつてとなにぬねの"
-    return "".join(kana[sum(map(ord, w)) % len(kana)] + kana[len(w) % len(kana)] for w in sentence.split()) + "。"
+    return (
+        "".join(kana[sum(map(ord, w)) % len(kana)] + kana[len(w) % len(kana)] for w in sentence.split())
+        + "。"
+    )
 
 
 def test_a_model_into_japanese_is_scored_by_characters(tmp_path: Path):
@@ -1211,7 +1444,9 @@ def test_a_model_into_japanese_is_scored_by_characters(tmp_path: Path):
     for split, n in (("train", 600), ("test", 20)):
         english = first_lines(split, "en", n)
         (tmp_path / f"{split}.en").write_text("\n".join(english) + "\n", encoding="utf-8")
-        (tmp_path / f"{split}.ja").write_text("\n".join(map(_fake_japanese, english)) + "\n", encoding="utf-8")
+        (tmp_path / f"{split}.ja").write_text(
+            "\n".join(map(_fake_japanese, english)) + "\n", encoding="utf-8"
+        )
     train = [
         "--train",
         str(tmp_path / "train.en"),
@@ -1221,7 +1456,9 @@ def test_a_model_into_japanese_is_scored_by_characters(tmp_path: Path):
         "--bpe-size",
         "500",
     ]
-    trained = cli("train", "corpus", "--out", str(tmp_path / "run"), *TINY, *train, capture_output=True, text=True)
+    trained = cli(
+        "train", "corpus", "--out", str(tmp_path / "run"), *TINY, *train, capture_output=True, text=True
+    )
     assert trained.returncode == 0, trained.stderr
     model = ["evaluate", "--model", str(tmp_path / "run" / "last.pt"), "--beam", "1"]
     clear_error(cli(*model, capture_output=True, text=True), 2, "multi30k holds de and en text", "--source")
@@ -1229,24 +1466,50 @@ def test_a_model_into_japanese_is_scored_by_characters(tmp_path: Path):
     scored = cli(*model, *test, capture_output=True, text=True)
     assert scored.returncode == 0 and "tok:char" in scored.stdout, scored.stderr
     assert "tokenized, lowercased" not in scored.stdout, scored.stdout
-    exported = ["export", str(tmp_path / "run"), "--out", str(tmp_path / "model"), "--score", "--beam", "1", *test]
-    assert cli(*exported, capture_output=True).returncode == 0  # export --score too (on f908e24 the same ImportError)
+    exported = [
+        "export",
+        str(tmp_path / "run"),
+        "--out",
+        str(tmp_path / "model"),
+        "--score",
+        "--beam",
+        "1",
+        *test,
+    ]
+    assert (
+        cli(*exported, capture_output=True).returncode == 0
+    )  # export --score too (on f908e24 the same ImportError)
     assert "tok:char" in (tmp_path / "model" / "README.md").read_text(encoding="utf-8")
 
 
 def test_an_onnx_export_the_page_cannot_detokenize_is_refused(tmp_path: Path):
     """A model into French exported for the browser, whose detokenizer lacks Moses' own rules for French: refused,
     naming the languages it lacks, and nothing written (on 2660d33 it was written, and the page failed on first use)."""
-    for lang, text in (("en", "en"), ("fr", "de")):  # German named French: only the languages the names give matter
-        (tmp_path / f"train.{lang}").write_text("".join(s + "\n" for s in first_lines("train", text, 300)), "utf-8")
+    for lang, text in (
+        ("en", "en"),
+        ("fr", "de"),
+    ):  # German named French: only the languages the names give matter
+        (tmp_path / f"train.{lang}").write_text(
+            "".join(s + "\n" for s in first_lines("train", text, 300)), "utf-8"
+        )
     files = [str(tmp_path / "train.en"), str(tmp_path / "train.fr")]
     words = ["--vocabulary", "words"]  # a BPE's text comes back by its own rules, in any language
     trained = cli(
-        "train", "corpus", "--train", *files, "--out", str(tmp_path / "run"), *TINY, *words, capture_output=True
+        "train",
+        "corpus",
+        "--train",
+        *files,
+        "--out",
+        str(tmp_path / "run"),
+        *TINY,
+        *words,
+        capture_output=True,
     )
     assert trained.returncode == 0, trained.stderr
     export = ["export", str(tmp_path / "run"), "--format", "onnx", "--out", str(tmp_path / "web")]
-    clear_error(cli(*export, capture_output=True, text=True), 2, "cannot detokenize fr", "but cs, fi, fr, ga, it")
+    clear_error(
+        cli(*export, capture_output=True, text=True), 2, "cannot detokenize fr", "but cs, fi, fr, ga, it"
+    )
     assert not (tmp_path / "web").exists()
 
 
@@ -1256,7 +1519,9 @@ def test_a_bug_shows_its_traceback(monkeypatch):
     monkeypatch.setattr("annotated_transformer.cli.run", lambda args: 1 / 0)
     result = cli("translate", "--checkpoint", "no/such/checkpoint.pt", capture_output=True, text=True)
     assert result.returncode == 1, result.stderr
-    assert "Traceback" in result.stderr and "ZeroDivisionError: division by zero" in result.stderr, result.stderr
+    assert "Traceback" in result.stderr and "ZeroDivisionError: division by zero" in result.stderr, (
+        result.stderr
+    )
     assert "this is a bug" in result.stderr and "/issues" in result.stderr, result.stderr
 
 
@@ -1286,11 +1551,14 @@ def _left_behind(disk: Path) -> list[str]:
 
 
 WRITERS = ["train", "resume", "average", "evaluate", "prepare"]
-WRITERS += [f"export {form}" for form in ("native", "ctranslate2", "onnx", "transformers")]  # the run's BPE: all four
+WRITERS += [
+    f"export {form}" for form in ("native", "ctranslate2", "onnx", "transformers")
+]  # the run's BPE: all four
 
 
 @pytest.mark.parametrize(  # a full disk, and room for a start that the write then outgrows
-    "command, leave", [(c, 0) for c in WRITERS] + [(c, 100_000) for c in ("train", "average", "export native")]
+    "command, leave",
+    [(c, 0) for c in WRITERS] + [(c, 100_000) for c in ("train", "average", "export native")],
 )
 def test_every_writer_on_a_full_disk_says_so_and_keeps_what_was_there(
     run: Path, small_disk: Path, monkeypatch, command: str, leave: int
@@ -1317,7 +1585,13 @@ def test_every_writer_on_a_full_disk_says_so_and_keeps_what_was_there(
             "2",
             "--no-progress",
         ],
-        "average": ["average", str(run / "last.pt"), str(run / "epoch_01.pt"), "--out", str(small_disk / "avg.pt")],
+        "average": [
+            "average",
+            str(run / "last.pt"),
+            str(run / "epoch_01.pt"),
+            "--out",
+            str(small_disk / "avg.pt"),
+        ],
         "evaluate": [
             "evaluate",
             "--checkpoint",
@@ -1333,7 +1607,9 @@ def test_every_writer_on_a_full_disk_says_so_and_keeps_what_was_there(
     }.get(command) or ["export", str(run), "--out", str(small_disk / "model"), "--format", command.split()[1]]
     if command == "prepare":  # into a cache on the full disk (the others reuse the one the run prepared)
         monkeypatch.setenv("ANNOTATED_TRANSFORMER_CACHE", str(small_disk / "cache"))
-    alone = dict(stdin=subprocess.DEVNULL) if command in ("train", "resume") else {}  # a thread's traceback shows
+    alone = (
+        dict(stdin=subprocess.DEVNULL) if command in ("train", "resume") else {}
+    )  # a thread's traceback shows
     result = cli(*args, capture_output=True, text=True, **alone)
     if command == "evaluate":  # its progress bar, above the line
         result.stderr = "".join(line for line in result.stderr.splitlines(True) if "batch/s]" not in line)
@@ -1357,9 +1633,14 @@ def test_translate_onto_a_real_full_disk_keeps_whole_lines(run: Path, small_disk
             stdout=out,
             stderr=subprocess.PIPE,
         )
-    clear_error(result, 2, "Could not write the translations to standard output", "is the disk full? Its first")
+    clear_error(
+        result, 2, "Could not write the translations to standard output", "is the disk full? Its first"
+    )
     said = result.stderr.decode()
     whole = int(said.split("Its first ")[1].split(" lines")[0].replace(",", ""))
     lines = (small_disk / "out.txt").read_text().split("\n")
-    assert 0 < whole < 300 and len(lines) in (whole + 1, whole + 2), (whole, len(lines))  # a last line may be torn
+    assert 0 < whole < 300 and len(lines) in (whole + 1, whole + 2), (
+        whole,
+        len(lines),
+    )  # a last line may be torn
     assert f"from input line {whole + 1}." in said

@@ -38,7 +38,9 @@ def cell_flags(source: str) -> set[str]:
 
 def runs(source: str, skip: set[str]) -> bool:
     "Whether a reader's run executes the cell: not `#| eval: false`, and no flag in `skip`."
-    return not cell_flags(source) & skip and not any(re.fullmatch(r"eval:\s*false", d) for d in directives(source))
+    return not cell_flags(source) & skip and not any(
+        re.fullmatch(r"eval:\s*false", d) for d in directives(source)
+    )
 
 
 def test_directives():

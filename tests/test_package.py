@@ -16,7 +16,9 @@ from corpora import write_corpus
 
 from annotated_transformer import __version__
 
-pytestmark = pytest.mark.xdist_group("test_package")  # its module-scoped fixtures are built once, on one worker
+pytestmark = pytest.mark.xdist_group(
+    "test_package"
+)  # its module-scoped fixtures are built once, on one worker
 
 ROOT = Path(__file__).resolve().parent.parent
 MODULES = sorted(p.stem for p in (ROOT / "annotated_transformer").glob("[!_]*.py"))
@@ -62,7 +64,9 @@ def test_dist_holds_this_version(dist: Path):
 
 def test_changelog_starts_with_this_version():
     first = next(
-        line for line in (ROOT / "CHANGELOG.md").read_text(encoding="utf-8").splitlines() if line.startswith("## ")
+        line
+        for line in (ROOT / "CHANGELOG.md").read_text(encoding="utf-8").splitlines()
+        if line.startswith("## ")
     )
     assert first.startswith(f"## {__version__} "), first
 
@@ -85,7 +89,9 @@ def test_the_wheel_installs_and_runs_in_a_fresh_venv(dist: Path, tmp_path: Path)
     run(python, "-m", "pip", "install", "-q", TORCH, *index)
     run(python, "-m", "pip", "install", "-q", str(next(dist.glob("*.whl"))))
     assert run(command, "--version", cwd=tmp_path) == f"annotated-transformer {__version__}\n"
-    assert all(c in run(command, "--help", cwd=tmp_path) for c in ("train", "translate", "evaluate", "average"))
+    assert all(
+        c in run(command, "--help", cwd=tmp_path) for c in ("train", "translate", "evaluate", "average")
+    )
     code = textwrap.dedent("""
         import annotated_transformer, torch
         from annotated_transformer.model import make_model
@@ -102,7 +108,9 @@ def test_the_wheel_installs_and_runs_in_a_fresh_venv(dist: Path, tmp_path: Path)
         **os.environ,
         "MULTI30K_DIR": str(write_corpus(tmp_path / "multi30k", train=2000, test=100)),
     }
-    tiny = "--epochs 1 --N 1 --d-model 32 --d-ff 64 --h 2 --bpe-size 800 --max-tokens 1500 --no-progress".split()
+    tiny = (
+        "--epochs 1 --N 1 --d-model 32 --d-ff 64 --h 2 --bpe-size 800 --max-tokens 1500 --no-progress".split()
+    )
     run(command, "train", "multi30k", "--out", "run", *tiny, cwd=tmp_path, env=env)
     translated = run(
         command,

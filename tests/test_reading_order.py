@@ -58,9 +58,14 @@ def imported_modules(code: str, relative_to_package: bool) -> set[str]:
 
 def test_cell_markers_are_read():
     assert cells_of("attention") and {nb for nb, _ in cells_of("attention")} == {"00_attention.ipynb"}
-    assert imported_modules("from .model import X\nimport annotated_transformer.data as d", True) == {"model", "data"}
+    assert imported_modules("from .model import X\nimport annotated_transformer.data as d", True) == {
+        "model",
+        "data",
+    }
     assert imported_modules("from annotated_transformer import training", False) == {"training"}
-    assert imported_modules("from .model import X", False) == set()  # relative imports only count in the package
+    assert (
+        imported_modules("from .model import X", False) == set()
+    )  # relative imports only count in the package
 
 
 @pytest.mark.parametrize("module", MODULES)
@@ -92,7 +97,9 @@ def test_notebook_imports_only_what_earlier_notebooks_export(notebook: str):
 
 @pytest.mark.parametrize("module", MODULES)
 def test_rooms_a_maintainer_can_hold(module: str):
-    source = (PACKAGE / f"{module}.py").read_text()  # a module is as long as its one job needs; a function is not
+    source = (
+        PACKAGE / f"{module}.py"
+    ).read_text()  # a module is as long as its one job needs; a function is not
     long = [
         f"{node.name} ({node.end_lineno - node.lineno + 1} lines)"
         for node in ast.walk(ast.parse(source))
@@ -118,12 +125,18 @@ def test_every_error_for_the_user_has_the_packages_kind(module: str):
     OSError, so that a program catches them all with one `except`. (The paper's half, 00–04, comes before the errors
     notebook and raises Python's own.)"""
     errors = importlib.import_module("annotated_transformer.errors")
-    ours = {name for name, value in vars(errors).items() if isinstance(value, type) and issubclass(value, Exception)}
+    ours = {
+        name
+        for name, value in vars(errors).items()
+        if isinstance(value, type) and issubclass(value, Exception)
+    }
     makers = {  # the package's functions that make one of its errors, e.g. `write_error(path, e) -> WriteError`
         node.name
         for other in MODULES
         for node in ast.walk(ast.parse((PACKAGE / f"{other}.py").read_text()))
-        if isinstance(node, ast.FunctionDef) and isinstance(node.returns, ast.Name) and node.returns.id in ours
+        if isinstance(node, ast.FunctionDef)
+        and isinstance(node.returns, ast.Name)
+        and node.returns.id in ours
     }
     bare = []
     for node in ast.walk(ast.parse((PACKAGE / f"{module}.py").read_text())):
@@ -142,11 +155,14 @@ def test_no_module_imports_another_modules_private_names(module: str):
         for node in ast.walk(ast.parse((PACKAGE / f"{module}.py").read_text()))
         if isinstance(node, ast.ImportFrom)
         and (node.level == 1 or (node.module or "").startswith("annotated_transformer"))
-        and (node.module or "").rpartition(".")[2] != module  # a module's own (bench's child process imports its own)
+        and (node.module or "").rpartition(".")[2]
+        != module  # a module's own (bench's child process imports its own)
         for alias in node.names
         if alias.name.startswith("_") and not alias.name.startswith("__")
     ]
-    assert not private, f"{module}.py imports private names of other modules: {private}; make them public or move them"
+    assert not private, (
+        f"{module}.py imports private names of other modules: {private}; make them public or move them"
+    )
 
 
 def test_each_notebook_has_a_number_of_its_own():
@@ -157,6 +173,14 @@ def test_each_notebook_has_a_number_of_its_own():
 
 def test_reading_a_tokenizer_imports_no_trainer():
     code = "import sys, annotated_transformer.tokenization; print(' '.join(sorted(sys.modules)))"
-    loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
-    machinery = {"annotated_transformer.trainer", "annotated_transformer.checkpoints", "annotated_transformer.recipe"}
-    assert not machinery & set(loaded), f"importing the tokenization module loads {sorted(machinery & set(loaded))}"
+    loaded = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout.split()
+    machinery = {
+        "annotated_transformer.trainer",
+        "annotated_transformer.checkpoints",
+        "annotated_transformer.recipe",
+    }
+    assert not machinery & set(loaded), (
+        f"importing the tokenization module loads {sorted(machinery & set(loaded))}"
+    )

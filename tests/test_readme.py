@@ -22,24 +22,35 @@ from pathlib import Path
 import pytest
 from corpora import first_lines, write_corpus, write_wmt14_stand_in
 
-pytestmark = pytest.mark.xdist_group("test_readme")  # its module-scoped fixtures are built once, on one worker
+pytestmark = pytest.mark.xdist_group(
+    "test_readme"
+)  # its module-scoped fixtures are built once, on one worker
 
 ROOT = Path(__file__).resolve().parent.parent
 VENV = Path(sys.prefix)
 TINY_MODEL = "--N 1 --d-model 32 --d-ff 64 --h 2 --bpe-size 800 --warmup 20 --factor 1.0 --no-progress"
 TINY = [  # (pattern, replacement): the README's sizes, made tiny; nothing else in a command changes
-    (r"^make install && source \.venv/bin/activate$", "true  # the environment running these tests is that install"),
+    (
+        r"^make install && source \.venv/bin/activate$",
+        "true  # the environment running these tests is that install",
+    ),
     (
         r"^make demo(?= |$)",
         f"make -C {ROOT} -o {VENV}/.package VENV={VENV} demo",
     ),  # the same target, in this environment
-    (r"(train multi30k --out runs/\w+( --minutes \d+)?)(?=\s*(#|$))", rf"\1 {TINY_MODEL} --max-tokens 1500 --epochs 5"),
+    (
+        r"(train multi30k --out runs/\w+( --minutes \d+)?)(?=\s*(#|$))",
+        rf"\1 {TINY_MODEL} --max-tokens 1500 --epochs 5",
+    ),
     (r"(train corpus .*?--out runs/en-de)(?=\s*(#|$))", rf"\1 {TINY_MODEL} --max-tokens 1500 --epochs 5"),
     (
         r"(train wmt14 .*?)(?=\s*(#|$))",
         rf"\1 {TINY_MODEL} --max-tokens 1000 --steps 12 --snapshot-minutes 0.0001",
     ),
-    (r"(prepare wmt14 .*?)(?=\s*(#|$))", r"\1 --bpe-size 800"),  # as the train command's, so that it finds this corpus
+    (
+        r"(prepare wmt14 .*?)(?=\s*(#|$))",
+        r"\1 --bpe-size 800",
+    ),  # as the train command's, so that it finds this corpus
     (r"--nproc_per_node=8", "--nproc_per_node=2"),
 ]
 NOT_RUN = {  # a phrase of the block: why it is not run here
@@ -70,13 +81,22 @@ def test_what_is_not_run_is_still_in_the_readme():
 
 WEBSITE = "https://annotated-transformer.github.io/annotated-transformer/"
 FIRST_SCREEN = 25  # lines of README.md, about what a reader sees before scrolling
-MAX_WORDS_BEFORE_FIRST_COMMAND, MAX_WORDS = 250, 1800  # whitespace-split, markup included, as the issue counted
+MAX_WORDS_BEFORE_FIRST_COMMAND, MAX_WORDS = (
+    250,
+    1800,
+)  # whitespace-split, markup included, as the issue counted
 FIGURE_1 = re.compile(r'<img src="([^"]*figure_1\.svg)"')
-RESULTS_HEADER = re.compile(r"^\| on an? [^|]*CPU \| result \| date \|$", re.M)  # the machine, and a date a row
+RESULTS_HEADER = re.compile(
+    r"^\| on an? [^|]*CPU \| result \| date \|$", re.M
+)  # the machine, and a date a row
 FIGURES = [  # (notebook, what its saved outputs or its dated appendix say, how the README's results table gives it)
     ("04_copy_task", "exact copies: 100.0%", "100% exact copies"),
     ("15_performance", "copy task: 22.6 s, the median of 3 runs", "in 22.6 s, the median of 3 runs"),
-    ("09_multi30k", "BLEU = 41.97 (μ = 41.93 ± 1.62)", "41.97 sacreBLEU** ±1.6"),  # sacreBLEU's line, bootstrap
+    (
+        "09_multi30k",
+        "BLEU = 41.97 (μ = 41.93 ± 1.62)",
+        "41.97 sacreBLEU** ±1.6",
+    ),  # sacreBLEU's line, bootstrap
     ("15_performance", "1.24 (1.23–1.65)", "1.24× as fast, the median of 5 rounds (1.23–1.65×"),
 ]
 
@@ -90,7 +110,9 @@ def notebook_text(notebook: str) -> str:
     cells = json.loads((ROOT / "nbs" / f"{notebook}.ipynb").read_text(encoding="utf-8"))["cells"]
     outputs = [o for c in cells if c["cell_type"] == "code" for o in c["outputs"]]
     prose = ["".join(c["source"]) for c in cells if c["cell_type"] == "markdown"]
-    return "\n".join(["".join(o.get("text") or o.get("data", {}).get("text/plain", "")) for o in outputs] + prose)
+    return "\n".join(
+        ["".join(o.get("text") or o.get("data", {}).get("text/plain", "")) for o in outputs] + prose
+    )
 
 
 def test_the_first_screen_is_the_project():
@@ -123,7 +145,10 @@ def test_the_results_are_the_notebooks_figures():
     rows = {line for line in readme().splitlines() if line.startswith("| [")}
     for notebook, printed, shown in FIGURES:
         assert printed in notebook_text(notebook), f"{notebook} no longer gives {printed!r}"
-        links = (f"nbs/{notebook}.ipynb", f"{WEBSITE}{notebook.split('_', 1)[1]}.html")  # the notebook, or its page
+        links = (
+            f"nbs/{notebook}.ipynb",
+            f"{WEBSITE}{notebook.split('_', 1)[1]}.html",
+        )  # the notebook, or its page
         assert any(shown in row and any(link in row for link in links) for row in rows), (
             f"the results table lacks {shown!r}"
         )
@@ -143,7 +168,9 @@ def test_contributing_shows_the_size_table_of_now():
     contributing = (ROOT / "CONTRIBUTING.md").read_text(encoding="utf-8")
     assert stats.with_table(contributing, stats.tables()) == contributing, "stale: run `make stats`"
     assert stats.table() in contributing and stats.module_table() in contributing
-    printed = subprocess.run([sys.executable, ROOT / "tools" / "book_stats.py"], capture_output=True, text=True)
+    printed = subprocess.run(
+        [sys.executable, ROOT / "tools" / "book_stats.py"], capture_output=True, text=True
+    )
     assert printed.stdout == stats.tables() + "\n"
 
 
@@ -152,7 +179,9 @@ def test_the_papers_half_keeps_its_budget():
     stats = book_stats()
     counted = stats.paper_half()
     for what, most in stats.PAPER_HALF_BUDGET.items():
-        assert counted[what] <= most, f"00–04 hold {counted[what]:,} {what}, past the {most:,} the README promises"
+        assert counted[what] <= most, (
+            f"00–04 hold {counted[what]:,} {what}, past the {most:,} the README promises"
+        )
 
 
 def test_quotes_and_own_prose_are_counted_apart():
@@ -205,6 +234,8 @@ def test_every_readme_command_works_as_written(reader_dir: tuple[Path, dict], tm
     text = "\n".join(outputs.values())
     assert "exact copies:" in text  # make demo
     assert "done: runs/multi30k/last.pt" in text and "sacreBLEU" in text and "2 process(es)" in text
-    assert "done: runs/half/last.pt" in text and (home / "runs" / "multi30k" / "best.pt").is_file()  # 2 budgets
+    assert (
+        "done: runs/half/last.pt" in text and (home / "runs" / "multi30k" / "best.pt").is_file()
+    )  # 2 budgets
     assert "test_2016_flickr.en.gz: sacreBLEU" in text  # English→German, trained on the reader's own corpus
     assert (home / "runs" / "wmt14" / "average_5.pt").is_file() and "newstest2014: sacreBLEU" in text

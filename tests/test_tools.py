@@ -22,7 +22,14 @@ def test_cuda_cells_records_only_the_cuda_cells_outputs(tmp_path: Path):
     kept = [{"name": "stdout", "output_type": "stream", "text": ["an output saved earlier\n"]}]
     notebook = {
         "cells": [
-            {"cell_type": "code", "execution_count": None, "id": str(i), "metadata": {}, "outputs": kept, "source": s}
+            {
+                "cell_type": "code",
+                "execution_count": None,
+                "id": str(i),
+                "metadata": {},
+                "outputs": kept,
+                "source": s,
+            }
             for i, s in enumerate(cells)
         ],
         "metadata": {},
@@ -31,12 +38,18 @@ def test_cuda_cells_records_only_the_cuda_cells_outputs(tmp_path: Path):
     }
     (tmp_path / "in.ipynb").write_text(json.dumps(notebook))
     subprocess.run(
-        [sys.executable, TOOLS / "cuda_cells.py", tmp_path / "in.ipynb", "--out", tmp_path / "out.ipynb"], check=True
+        [sys.executable, TOOLS / "cuda_cells.py", tmp_path / "in.ipynb", "--out", tmp_path / "out.ipynb"],
+        check=True,
     )
     outputs = [cell["outputs"] for cell in json.loads((tmp_path / "out.ipynb").read_text())["cells"]]
     assert outputs[2] == [
         {"name": "stdout", "output_type": "stream", "text": ["on the GPU\n"]},
-        {"data": {"text/plain": ["42"]}, "execution_count": None, "metadata": {}, "output_type": "execute_result"},
+        {
+            "data": {"text/plain": ["42"]},
+            "execution_count": None,
+            "metadata": {},
+            "output_type": "execute_result",
+        },
     ]
     assert outputs[:2] + outputs[3:] == [kept] * 4
 
@@ -84,7 +97,9 @@ def test_make_readme_sends_pages_to_notebooks_and_sections_to_the_website():
     finally:
         sys.path.remove(str(TOOLS))
     site = "https://annotated-transformer.github.io/annotated-transformer"
-    text = "[a](attention.html) [b](corpus.html#corpus.scoring_options) [c](api.html) [d](attention.html#masks)"
+    text = (
+        "[a](attention.html) [b](corpus.html#corpus.scoring_options) [c](api.html) [d](attention.html#masks)"
+    )
     assert page_links_to_notebooks(text) == (
         f"[a](nbs/00_attention.ipynb) [b]({site}/corpus.html#corpus.scoring_options) [c]({site}/api.html) "
         f"[d]({site}/attention.html#masks)"

@@ -40,7 +40,9 @@ from annotated_transformer.onnx_format import OnnxTranslator, export_onnx
 from annotated_transformer.tokenization import BPETokenizer, train_bpe
 from annotated_transformer.translation import Translator
 
-pytestmark = pytest.mark.xdist_group("test_website")  # its module-scoped fixtures are built once, on one worker
+pytestmark = pytest.mark.xdist_group(
+    "test_website"
+)  # its module-scoped fixtures are built once, on one worker
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tools"))
@@ -61,7 +63,9 @@ CHROMIUM_FLAGS = [
 ]
 
 UNRENDERED = (":::", "{.callout", ":class:")  # Quarto or MyST syntax that must never reach the reader
-AXE = ROOT / "tools" / "web" / "node_modules" / "axe-core" / "axe.min.js"  # pinned in tools/web/package-lock.json
+AXE = (
+    ROOT / "tools" / "web" / "node_modules" / "axe-core" / "axe.min.js"
+)  # pinned in tools/web/package-lock.json
 BARRIERS = ("serious", "critical")  # axe-core's impacts that keep someone from using a page
 
 
@@ -78,7 +82,9 @@ def _chromium(playwright) -> str:
         return found
     own = Path(playwright.chromium.executable_path)
     if not own.is_file():
-        subprocess.run([sys.executable, "-m", "playwright", "install", "chromium"], capture_output=True, timeout=300)
+        subprocess.run(
+            [sys.executable, "-m", "playwright", "install", "chromium"], capture_output=True, timeout=300
+        )
     if own.is_file():
         return str(own)
     pytest.fail(
@@ -100,13 +106,17 @@ def site(tmp_path_factory, multi30k):
         model = ["--model", os.environ["DOCS_MODEL"]] if os.environ.get("DOCS_MODEL") else []
         build = subprocess.run(
             [sys.executable, "tools/build_docs.py", "--out", str(out), *model],
-            env=dict(os.environ, MULTI30K_DIR=str(multi30k)),  # the fallback model's data, found, never downloaded
+            env=dict(
+                os.environ, MULTI30K_DIR=str(multi30k)
+            ),  # the fallback model's data, found, never downloaded
             cwd=ROOT,
             capture_output=True,
             text=True,
             timeout=1200,
         )
-        assert build.returncode == 0, f"the docs build failed:\n{build.stdout[-4000:]}\n{build.stderr[-4000:]}"
+        assert build.returncode == 0, (
+            f"the docs build failed:\n{build.stdout[-4000:]}\n{build.stderr[-4000:]}"
+        )
     server = ThreadingHTTPServer(("127.0.0.1", 0), partial(_Handler, directory=str(out)))
     threading.Thread(target=server.serve_forever, daemon=True).start()
     yield out, f"http://127.0.0.1:{server.server_address[1]}/"
@@ -147,7 +157,9 @@ def _anchors(path: Path) -> _Anchors:
 
 def _pages(out: Path) -> list[str]:
     return sorted(
-        str(p.relative_to(out)) for p in out.rglob("*.html") if not p.relative_to(out).parts[0].startswith("_sources")
+        str(p.relative_to(out))
+        for p in out.rglob("*.html")
+        if not p.relative_to(out).parts[0].startswith("_sources")
     )
 
 
@@ -168,13 +180,18 @@ def _open(browser, url: str, problems: list[str], loaded: list[str] | None = Non
         lambda route: (
             route.continue_()
             if urlsplit(route.request.url).netloc == host
-            else (problems.append(f"off-site request (the site must work offline): {route.request.url}"), route.abort())
+            else (
+                problems.append(f"off-site request (the site must work offline): {route.request.url}"),
+                route.abort(),
+            )
         ),
     )
     page.on("console", lambda msg: msg.type == "error" and problems.append(f"console error: {msg.text}"))
     page.on("pageerror", lambda err: problems.append(f"page error: {err}"))
     page.on("requestfailed", lambda req: problems.append(f"request failed: {req.url}"))
-    page.on("response", lambda resp: resp.status >= 400 and problems.append(f"HTTP {resp.status}: {resp.url}"))
+    page.on(
+        "response", lambda resp: resp.status >= 400 and problems.append(f"HTTP {resp.status}: {resp.url}")
+    )
     pending = set()
     page.on("request", lambda req: pending.add(req.url))
     for settled in ("requestfinished", "requestfailed"):
@@ -184,11 +201,15 @@ def _open(browser, url: str, problems: list[str], loaded: list[str] | None = Non
         page.wait_for_load_state("networkidle", timeout=SETTLE_MS)
     except PlaywrightTimeout:
         page.close()
-        raise AssertionError(f"{url} still loading after {SETTLE_MS / 1000:.0f} s: {sorted(pending)}") from None
+        raise AssertionError(
+            f"{url} still loading after {SETTLE_MS / 1000:.0f} s: {sorted(pending)}"
+        ) from None
     return page
 
 
-def _check(browser, url: str, name: str, check, loaded: list[str] | None = None, shot: str | None = None) -> list[str]:
+def _check(
+    browser, url: str, name: str, check, loaded: list[str] | None = None, shot: str | None = None
+) -> list[str]:
     "Open a page, run `check(page, problems)`, and keep its screenshot as it is then (named `shot`, else `name`)."
     problems = []
     page = _open(browser, url, problems, loaded)
@@ -228,7 +249,9 @@ def _typeset_math(page) -> dict:
     }
 
 
-CHARTS_DRAWN = "() => [...document.querySelectorAll('div.vega-chart')].every(c => c.querySelector('svg.marks'))"
+CHARTS_DRAWN = (
+    "() => [...document.querySelectorAll('div.vega-chart')].every(c => c.querySelector('svg.marks'))"
+)
 
 MARK_POINT = """chart => {  // the centre of the chart's first point, else of its first bar or cell, else of any mark
   const mark = ["symbol", "rect", ""]
@@ -323,7 +346,10 @@ def _broken_links(out: Path, base: str, name: str) -> list[str]:
         target = urljoin(base + name, href)
         if not target.startswith(base):
             continue  # a link off the site, e.g. to the paper
-        path, fragment = unquote(urlsplit(target).path[1:]) or "index.html", unquote(urlsplit(target).fragment)
+        path, fragment = (
+            unquote(urlsplit(target).path[1:]) or "index.html",
+            unquote(urlsplit(target).fragment),
+        )
         if path.endswith("/"):
             path += "index.html"
         if not (out / path).is_file():
@@ -337,7 +363,15 @@ def _broken_links(out: Path, base: str, name: str) -> list[str]:
 def visits(site, browser) -> dict:
     "Every page opened once: its problems (console, requests, math, charts, links), its math and its charts."
     out, base = site
-    found = {"problems": [], "math": {}, "charts": {}, "code_lines": {}, "bytes": {}, "accessibility": {}, "wide": {}}
+    found = {
+        "problems": [],
+        "math": {},
+        "charts": {},
+        "code_lines": {},
+        "bytes": {},
+        "accessibility": {},
+        "wide": {},
+    }
 
     def inspect_page(name):
         def check(page, problems):
@@ -359,15 +393,21 @@ def visits(site, browser) -> dict:
             problems.extend(c for c in charts if c)
             found["accessibility"][name] = _accessibility(page)
             page.mouse.move(0, 0)  # no tooltip left showing
-            _screenshot(page, name)  # at 1400 px; then the same page at a phone's width, its screenshot kept last
+            _screenshot(
+                page, name
+            )  # at 1400 px; then the same page at a phone's width, its screenshot kept last
             _narrow(page)
-            found["wide"][name] = page.evaluate("() => document.documentElement.scrollWidth > window.innerWidth + 1")
+            found["wide"][name] = page.evaluate(
+                "() => document.documentElement.scrollWidth > window.innerWidth + 1"
+            )
 
         return check
 
     for name in _pages(out):
         loaded = []
-        found["problems"] += _check(browser, base + name, name, inspect_page(name), loaded, shot=f"phone/{name}")
+        found["problems"] += _check(
+            browser, base + name, name, inspect_page(name), loaded, shot=f"phone/{name}"
+        )
         found["problems"] += _broken_links(out, base, name)
         found["bytes"][name] = _page_bytes(out, base, loaded)
     return found
@@ -384,7 +424,9 @@ def test_every_page_is_accessible(visits):
     it finds goes to tests/artifacts/website/accessibility.json."""
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     (ARTIFACTS / "accessibility.json").write_text(json.dumps(visits["accessibility"], indent=1))
-    barriers = [f"{name}: {line}" for name, found in visits["accessibility"].items() for line in _barriers(found)]
+    barriers = [
+        f"{name}: {line}" for name, found in visits["accessibility"].items() for line in _barriers(found)
+    ]
     assert len(visits["accessibility"]) == len(visits["math"]) and not barriers, "\n".join(barriers)
 
 
@@ -409,7 +451,8 @@ def _saved_charts() -> int:
     for notebook in (ROOT / "nbs").glob("[!_.]*.ipynb"):
         for cell in json.loads(notebook.read_text())["cells"]:
             charts += sum(
-                "vegaEmbed" in "".join(o.get("data", {}).get("text/html", "")) for o in cell.get("outputs", [])
+                "vegaEmbed" in "".join(o.get("data", {}).get("text/html", ""))
+                for o in cell.get("outputs", [])
             )
     return charts
 
@@ -425,11 +468,15 @@ def test_pages_weigh_at_most_1_5_mb(visits):
     "Each page with everything it loads (scripts, styles, fonts, charts' data), compressed as a web server sends it."
     heavy = {name: size for name, size in visits["bytes"].items() if size > MAX_PAGE_BYTES}
     assert not heavy, heavy
-    assert visits["bytes"]["visualization.html"] > 300_000, visits["bytes"]  # the scripts and the data were counted
+    assert visits["bytes"]["visualization.html"] > 300_000, visits[
+        "bytes"
+    ]  # the scripts and the data were counted
 
 
 MAP_FILLS = "chart => [...chart.querySelectorAll('svg.marks .mark-rect path')].map(p => p.getAttribute('fill')).join()"
-AXIS_LABELS = "chart => [...chart.querySelectorAll('svg.marks .role-axis-label text')].map(t => t.textContent).join()"
+AXIS_LABELS = (
+    "chart => [...chart.querySelectorAll('svg.marks .role-axis-label text')].map(t => t.textContent).join()"
+)
 
 
 REDRAWN = f"([chart, before]) => ({MAP_FILLS})(chart) + ({AXIS_LABELS})(chart) !== before"
@@ -477,11 +524,15 @@ def test_search_finds_multiheadedattention(site, browser):
 
     def search(page, problems):
         page.wait_for_selector("#search-results ul.search li", timeout=20_000)
-        results.extend(page.locator("#search-results ul.search li a").evaluate_all("links => links.map(a => a.href)"))
+        results.extend(
+            page.locator("#search-results ul.search li a").evaluate_all("links => links.map(a => a.href)")
+        )
 
     problems = _check(browser, base + "search.html?q=MultiHeadedAttention", "search", search)
     assert not problems, "\n".join(problems)
-    assert any(urlsplit(r).path.endswith("/api.html") and r.endswith("MultiHeadedAttention") for r in results), results
+    assert any(
+        urlsplit(r).path.endswith("/api.html") and r.endswith("MultiHeadedAttention") for r in results
+    ), results
     assert any(urlsplit(r).path.endswith("/attention.html") for r in results), results
 
 
@@ -512,7 +563,9 @@ def test_api_reference_says_where_moved_names_went(site):
     out, _ = site
     table = (ROOT / "docs" / "moved_names.md").read_text(encoding="utf-8")
     moved = re.findall(r"^\| `([^`]+)` \| `([^`]+)` \|", table, re.M)  # (was, is now), a row each
-    assert 0 < len(moved) == table.count("\n| `"), "a row of docs/moved_names.md is not | `was` | `is now` | note |"
+    assert 0 < len(moved) == table.count("\n| `"), (
+        "a row of docs/moved_names.md is not | `was` | `is now` | note |"
+    )
     text = re.sub(r"<[^>]+>", "", (out / "api.html").read_text(encoding="utf-8"))
     for old, new in moved:
         assert old in text and new in text, (old, new)
@@ -534,7 +587,9 @@ UNSEEN = [  # the first typed: words Multi30k never had (names, a number, a comp
     "Der Quantencomputer steht im Labor.",
     "Ein Läufer mit der Startnummer 4711 überquert die Ziellinie.",
 ]
-NODE_TRIED = 100  # validation sentences the page's translator translates in Node, with each weights and search
+NODE_TRIED = (
+    100  # validation sentences the page's translator translates in Node, with each weights and search
+)
 SEARCHES = {"greedy": 1, "beam": BeamSearch.beam}  # the widget's choices of search
 NODE_SEARCHES = {  # name: beam and <unk> rule (None: the model's own), in Node
     **{name: (beam, None) for name, beam in SEARCHES.items()},
@@ -585,7 +640,9 @@ def _agree(weights: str, search: str, ours: list[str], python: list[str]) -> int
 
 def _in_node(model: Path, sentences: list[str], searches: list[dict], tmp_path: Path) -> list[list[dict]]:
     "For each search, each sentence's {text, tokens, score, ms} from the page's translator in Node (translate.mjs)."
-    node = shutil.which("node") or pytest.fail("No Node found: install Node.js 20 or newer (https://nodejs.org).")
+    node = shutil.which("node") or pytest.fail(
+        "No Node found: install Node.js 20 or newer (https://nodejs.org)."
+    )
     job = dict(model=str(model), sentences=sentences, searches=searches, maxExtra=MAX_EXTRA)
     (tmp_path / "job.json").write_text(json.dumps(job, ensure_ascii=False), encoding="utf-8")
     run = subprocess.run(
@@ -615,7 +672,9 @@ def test_translator_in_node_searches_as_python(site, multi30k, tmp_path):
         ]
         results = _in_node(model, sentences, searches, tmp_path)
         greedy_texts, beam_texts = ([o["text"] for o in outputs] for outputs in results[:2])
-        assert greedy_texts != beam_texts, "the beam found what greedy search found on every sentence: is it searching?"
+        assert greedy_texts != beam_texts, (
+            "the beam found what greedy search found on every sentence: is it searching?"
+        )
         for (search, (beam, unk)), outputs in zip(NODE_SEARCHES.items(), results):
             same = _agree(weights, search, [o["text"] for o in outputs], _python(model, sentences, beam, unk))
             median = statistics.median(o["ms"] for o in outputs)
@@ -628,7 +687,9 @@ def test_translator_in_node_reads_a_bpe_model(multi30k, tmp_path):
     model over a small BPE translates validation sentences, greedily and with a beam of 3, as `OnnxTranslator` does,
     all but at most one of 20, a near-tie of untrained scores that onnxruntime-web may break otherwise (with no page,
     whatever the site's own model is)."""
-    bpe = BPETokenizer(train_bpe([text for pair in load_multi30k("val", multi30k) for text in pair], 600), "de")
+    bpe = BPETokenizer(
+        train_bpe([text for pair in load_multi30k("val", multi30k) for text in pair], 600), "de"
+    )
     torch.manual_seed(0)
     config = TransformerConfig(len(bpe.vocab()), len(bpe.vocab()), N=2, d_model=32, d_ff=64, h=4, max_len=128)
     vocabularies = (bpe, BPETokenizer(bpe.model, "en"), bpe.vocab(), bpe.vocab())
@@ -661,19 +722,25 @@ def test_try_it_translates_as_python_does(site, browser, multi30k):
             widget.locator("select.try-it-weights").select_option(weights)
             start = page.evaluate("performance.now()")
             _typed(page, widget, sentences[0])
-            figures[f"{weights} first use"] = dict(ms=page.evaluate("performance.now()") - start)  # loading included
+            figures[f"{weights} first use"] = dict(
+                ms=page.evaluate("performance.now()") - start
+            )  # loading included
             for search, beam in SEARCHES.items():
                 widget.locator("select.try-it-search").select_option(str(beam))
                 typed = [_typed(page, widget, sentence) for sentence in sentences]
                 results[weights, search] = [text for text, _ in typed]
                 figures[f"{weights} {search}"] = dict(median_ms=statistics.median(ms for _, ms in typed))
-        figures["focus"] = page.evaluate("() => document.activeElement.className")  # where the last click left it
+        figures["focus"] = page.evaluate(
+            "() => document.activeElement.className"
+        )  # where the last click left it
         figures["in_words"] = widget.locator(".try-it-words").text_content()
         figures["announced"] = widget.locator(".try-it-output").get_attribute("aria-live")
         chart = widget.locator(".try-it-chart")
         figures["axis_tokens"] = chart.evaluate(AXIS_TOKENS)
         figures["menus"] = _menus_redraw(page, chart)
-        figures["example"] = _typed(page, widget, widget.get_attribute("data-example"))[0]  # with the beam, int8
+        figures["example"] = _typed(page, widget, widget.get_attribute("data-example"))[
+            0
+        ]  # with the beam, int8
         beam = widget.locator(".try-it-beam")
         figures["chosen"] = beam.locator("tr.try-it-chosen").all_inner_texts()
         beam.locator("input[type=range]").fill("1")
@@ -682,12 +749,16 @@ def test_try_it_translates_as_python_does(site, browser, multi30k):
         widget.screenshot(path=str(ARTIFACTS / "try-it-desktop.png"))
         _narrow(page)
         widget.screenshot(path=str(ARTIFACTS / "try-it-phone.png"))
-        legend = chart.locator(".role-legend").first.bounding_box()  # the map scrolls sideways; its key must not
+        legend = chart.locator(
+            ".role-legend"
+        ).first.bounding_box()  # the map scrolls sideways; its key must not
         if legend["x"] < 0 or legend["x"] + legend["width"] > PHONE["width"]:
             problems.append(f"the map's colour legend is cut off at phone width: {legend}")
         if page.evaluate("() => document.documentElement.scrollWidth > window.innerWidth + 1"):
             problems.append("the page scrolls sideways at phone width after a translation")
-        problems.extend(_barriers(_accessibility(page)))  # the widget with a translation, its beam and its map
+        problems.extend(
+            _barriers(_accessibility(page))
+        )  # the widget with a translation, its beam and its map
 
     loaded = []
     problems = _check(browser, base + "try.html", "try-it", use, loaded)
@@ -696,26 +767,38 @@ def test_try_it_translates_as_python_does(site, browser, multi30k):
         model = out / "_static" / "try" / weights
         same = _agree(weights, search, typed, _python(model, sentences, SEARCHES[search]))
         figures[f"{weights} {search}"]["identical"] = f"{same} / {TRIED}"
-        figures[f"{weights} first use"]["megabytes"] = sum(f.stat().st_size for f in model.glob("*.onnx")) / 1e6
+        figures[f"{weights} first use"]["megabytes"] = (
+            sum(f.stat().st_size for f in model.glob("*.onnx")) / 1e6
+        )
     last = OnnxTranslator(out / "_static" / "try" / "float32")
-    if isinstance(last.src_tok, BPETokenizer):  # every word it is typed has pieces, down to bytes: nothing is unknown
+    if isinstance(
+        last.src_tok, BPETokenizer
+    ):  # every word it is typed has pieces, down to bytes: nothing is unknown
         assert not [text for typed in results.values() for text in typed if "<unk>" in text], results
     figures["unseen"] = dict(zip(UNSEEN, results["int8", "beam"]))
-    tokens = [last.src_vocab.itos[i] for i in last.encode(sentences[-1:])[0]]  # what the encoder read, </s> last
+    tokens = [
+        last.src_vocab.itos[i] for i in last.encode(sentences[-1:])[0]
+    ]  # what the encoder read, </s> last
     assert sorted(figures["axis_tokens"]) == sorted(tokens * 2), (figures["axis_tokens"], tokens)
     (ARTIFACTS / "try_it.json").write_text(json.dumps(figures, indent=1, ensure_ascii=False))
     print(json.dumps(figures, ensure_ascii=False))
-    assert figures["menus"] == {"layer": (True, False), "head": (True, False), "attention": (True, True)}, figures
-    assert figures["default_search"] == str(last.search.beam) == str(SEARCHES["beam"]), figures  # the model's own
+    assert figures["menus"] == {"layer": (True, False), "head": (True, False), "attention": (True, True)}, (
+        figures
+    )
+    assert figures["default_search"] == str(last.search.beam) == str(SEARCHES["beam"]), (
+        figures
+    )  # the model's own
     # for a keyboard and a screen reader: focus stays on the button, the translation is announced, the map has words
     assert figures["focus"] == "try-it-button" and figures["announced"] == "polite", figures
-    assert figures["in_words"].startswith("In words") and ": <s> → " in figures["in_words"], figures  # read first
+    assert figures["in_words"].startswith("In words") and ": <s> → " in figures["in_words"], (
+        figures
+    )  # read first
     # the beam: one hypothesis chosen, the example's translation; at step 1, k prefixes of <s> and one token each
     assert len(figures["chosen"]) == 1 and figures["example"], figures
     assert len(figures["first_step"]) == BeamSearch.beam, figures
-    assert all(row.startswith("<s> ") and len(row.split("\t")[0].split()) == 2 for row in figures["first_step"]), (
-        figures
-    )
+    assert all(
+        row.startswith("<s> ") and len(row.split("\t")[0].split()) == 2 for row in figures["first_step"]
+    ), figures
 
 
 def test_try_it_says_what_went_wrong_and_recovers(site, browser):

@@ -35,7 +35,9 @@ def prose_and_quotes(markdown: str) -> tuple[int, int]:
     "Words of our own prose and words quoted from the paper, in one markdown cell."
     words, in_quote = [0, 0], False  # own, quoted
     for line in markdown.splitlines():
-        quote_goes_on = in_quote or bool(QUOTE.match(line))  # a block quote is the paper's if its first line says so
+        quote_goes_on = in_quote or bool(
+            QUOTE.match(line)
+        )  # a block quote is the paper's if its first line says so
         in_quote = line.startswith(">") and quote_goes_on
         words[in_quote] += len(line.lstrip(">").split())  # the quote marks are not words
     return words[0], words[1]
@@ -49,7 +51,9 @@ def notebooks(folder: Path = NBS) -> list[Path]:
 def counts(path: Path) -> tuple[int, int, int, int]:
     "Words of own prose, words quoted from the paper, lines of code and bytes of one notebook."
     cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
-    text = {kind: ["".join(c["source"]) for c in cells if c["cell_type"] == kind] for kind in ("markdown", "code")}
+    text = {
+        kind: ["".join(c["source"]) for c in cells if c["cell_type"] == kind] for kind in ("markdown", "code")
+    }
     cells = [prose_and_quotes(source) for source in text["markdown"]]
     own, quoted = sum(own for own, _ in cells), sum(quoted for _, quoted in cells)
     lines = sum(bool(line.strip()) for source in text["code"] for line in source.splitlines())
@@ -138,7 +142,9 @@ def with_table(document: str, new_table: str) -> str:
 
 def main(argv: list[str] | None = None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--write", type=Path, metavar="FILE", help="put the tables in FILE, between its markers")
+    parser.add_argument(
+        "--write", type=Path, metavar="FILE", help="put the tables in FILE, between its markers"
+    )
     args = parser.parse_args(argv)
     if args.write is None:
         print(tables())

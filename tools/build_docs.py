@@ -30,26 +30,51 @@ from annotated_transformer.model_directory import read_description
 
 ROOT = Path(__file__).resolve().parent.parent
 NBS, OUT, PACKAGE = ROOT / "nbs", ROOT / "_docs", "annotated_transformer"
-TITLE = re.compile(r"^# ([^\n]+?)[ \t]*(?:\n+> ([^\n]+?))?\s*$")  # a notebook's first cell: `# Title`, `> description`
+TITLE = re.compile(
+    r"^# ([^\n]+?)[ \t]*(?:\n+> ([^\n]+?))?\s*$"
+)  # a notebook's first cell: `# Title`, `> description`
 OPTION = re.compile(r"^#\| *([\w-]+):? *(.*)$")  # a cell option: `#| export`, `#| echo: false`
-TAGS = {("echo", "false"): "remove-input", ("output", "false"): "remove-output", ("include", "false"): "remove-cell"}
+TAGS = {
+    ("echo", "false"): "remove-input",
+    ("output", "false"): "remove-output",
+    ("include", "false"): "remove-cell",
+}
 TAGS[("hide", "")] = "remove-cell"  # the options that change what the page shows, as MyST-NB's cell tags
-PAGE_LINK = re.compile(r"\]\(([\w-]+)\.html(#[^)\s]*)?\)")  # a link to another page of the site, by its file name
+PAGE_LINK = re.compile(
+    r"\]\(([\w-]+)\.html(#[^)\s]*)?\)"
+)  # a link to another page of the site, by its file name
 LOCAL_IMAGE = re.compile(r'(\]\(|src=")images/')  # a picture in nbs/images/: served with the notebooks
-CHECK = re.compile(r"^\s*(assert\b|test_\w+\()", re.M)  # a line of a cell that proves something (fastcore's test_*)
-VEGA_LITE = re.compile(r"application/vnd\.vegalite\.v\d+\+json")  # a chart's spec, kept by `viz.chart_renderer`
+CHECK = re.compile(
+    r"^\s*(assert\b|test_\w+\()", re.M
+)  # a line of a cell that proves something (fastcore's test_*)
+VEGA_LITE = re.compile(
+    r"application/vnd\.vegalite\.v\d+\+json"
+)  # a chart's spec, kept by `viz.chart_renderer`
 API_PAGE, TRY_PAGE = "api", "try"  # the pages this script writes; every other page is a notebook
 TRY_IT = '<div class="try-it"></div>'  # where a notebook shows the widget on the site (in Jupyter, nothing)
 TRY = "_static/try"  # the widget's scripts (from docs/), its model and onnxruntime-web
-CHART_TAG, FOLDED_TAG = "chart", "hide-input"  # the browser test finds charts by the first; the second folds code
+CHART_TAG, FOLDED_TAG = (
+    "chart",
+    "hide-input",
+)  # the browser test finds charts by the first; the second folds code
 TAGS[("code-fold", "true")] = FOLDED_TAG  # a cell its notebook folds: long plumbing the text above describes
-NOTEBOOKS, CHARTS = "_static/notebooks", "_static/charts"  # the notebooks for download; each chart's static SVG
-VEGA, DRAW_CHARTS = "_static/vega.js", "_static/charts.js"  # Vega, Vega-Lite and vega-embed; what draws each chart
+NOTEBOOKS, CHARTS = (
+    "_static/notebooks",
+    "_static/charts",
+)  # the notebooks for download; each chart's static SVG
+VEGA, DRAW_CHARTS = (
+    "_static/vega.js",
+    "_static/charts.js",
+)  # Vega, Vega-Lite and vega-embed; what draws each chart
 
 
 def symbol_summaries(source: str) -> str:
     "A heading and the docstring (in italics, as nbdev's `show_doc`) of each public function and class a cell defines."
-    nodes = [n for n in ast.parse(source).body if isinstance(n, (ast.FunctionDef, ast.ClassDef)) and n.name[0] != "_"]
+    nodes = [
+        n
+        for n in ast.parse(source).body
+        if isinstance(n, (ast.FunctionDef, ast.ClassDef)) and n.name[0] != "_"
+    ]
     docs = {n.name: ast.get_docstring(n) or "" for n in nodes}
     return "\n\n".join(
         f"### {name}\n\n" + (doc if "\n\n" in doc or not doc else f"*{doc}*") for name, doc in docs.items()
@@ -86,7 +111,9 @@ def prepare_code_cell(cell, src: Path, page: str, charts: int) -> int:
     for output in cell.outputs:
         spec = next((v for k, v in output.get("data", {}).items() if VEGA_LITE.fullmatch(k)), None)
         if spec is None and "vegaEmbed" in "".join(output.get("data", {}).get("text/html", "")):
-            sys.exit(f"{page}: a chart without its spec: enable viz.chart_renderer and run the notebook again.")
+            sys.exit(
+                f"{page}: a chart without its spec: enable viz.chart_renderer and run the notebook again."
+            )
         if spec is not None:
             charts += 1
             svg = f"{CHARTS}/{page}-{charts}.svg"
@@ -116,12 +143,17 @@ def prepare_notebook(notebook: Path, src: Path, widget: str) -> tuple[str, str, 
         sys.exit(f"{notebook.name} does not start with a '# Title' cell (and, under it, '> a description').")
     title, description = m.groups()
     head = [f"# {title}"] + ([f"{{.lead}}\n{description}"] if description else [])
-    cells = [nbformat.v4.new_markdown_cell("\n\n".join(head + ([notebook_links(notebook.name)] * (page != "index"))))]
+    cells = [
+        nbformat.v4.new_markdown_cell(
+            "\n\n".join(head + ([notebook_links(notebook.name)] * (page != "index")))
+        )
+    ]
     charts = 0
     for cell in nb.cells[1:]:
         if cell.cell_type == "markdown":
             cell.source = PAGE_LINK.sub(
-                lambda m: f"]({m[1]}.{'md' if m[1] in (API_PAGE, TRY_PAGE) else 'ipynb'}{m[2] or ''})", cell.source
+                lambda m: f"]({m[1]}.{'md' if m[1] in (API_PAGE, TRY_PAGE) else 'ipynb'}{m[2] or ''})",
+                cell.source,
             )  # a link Sphinx resolves, and fails the build if it is broken
             cell.source = LOCAL_IMAGE.sub(rf"\1{NOTEBOOKS}/images/", cell.source).replace(TRY_IT, widget)
             cell.metadata = {}
@@ -145,10 +177,14 @@ def api_sections(modules: list[tuple[str, str, str]]) -> str:
     parts = []
     for module, page, title in modules:
         mod = importlib.import_module(f"{PACKAGE}.{module}")
-        constants = [n for n in mod.__all__ if not (inspect.isclass(v := getattr(mod, n)) or inspect.isroutine(v))]
+        constants = [
+            n for n in mod.__all__ if not (inspect.isclass(v := getattr(mod, n)) or inspect.isroutine(v))
+        ]
         parts += [f"## `{PACKAGE}.{module}`\n\nBuilt in [{title}]({page}.ipynb).", "```{eval-rst}"]
         parts += [f".. autodata:: {PACKAGE}.{module}.{name}\n" for name in constants]
-        parts += [f".. automodule:: {PACKAGE}.{module}\n   :members:\n   :undoc-members:\n   :show-inheritance:\n```"]
+        parts += [
+            f".. automodule:: {PACKAGE}.{module}\n   :members:\n   :undoc-members:\n   :show-inheritance:\n```"
+        ]
     return "\n\n" + "\n\n".join(parts)
 
 
@@ -161,11 +197,19 @@ def write_sources(src: Path, model: Path | None):
     (src / VEGA).write_text(f"(() => {{\n{vl_convert.javascript_bundle()}\n}})();\n")
     translator, about = site_model.site_translator(model)
     widget, sizes = site_model.widget(src / TRY, translator, about)
-    (src / f"{TRY_PAGE}.md").write_text(site_model.page(widget, sizes, translator, about, fallback=model is None))
+    (src / f"{TRY_PAGE}.md").write_text(
+        site_model.page(widget, sizes, translator, about, fallback=model is None)
+    )
     pages = [prepare_notebook(notebook, src, widget) for notebook in sorted(NBS.glob("[!_.]*.ipynb"))]
     # the site's navigation, hidden at the end of its home page
-    toc = {"Try it": [TRY_PAGE], "Notebooks": [p for p, _, _ in pages if p != "index"], "Reference": [API_PAGE]}
-    navigation = [f":::{{toctree}}\n:hidden:\n:caption: {c}\n\n" + "\n".join(p) + "\n:::" for c, p in toc.items()]
+    toc = {
+        "Try it": [TRY_PAGE],
+        "Notebooks": [p for p, _, _ in pages if p != "index"],
+        "Reference": [API_PAGE],
+    }
+    navigation = [
+        f":::{{toctree}}\n:hidden:\n:caption: {c}\n\n" + "\n".join(p) + "\n:::" for c, p in toc.items()
+    ]
     index = nbformat.read(src / "index.ipynb", as_version=4)
     index.cells.append(nbformat.v4.new_markdown_cell("\n\n".join(navigation)))
     nbformat.write(index, src / "index.ipynb")
@@ -181,7 +225,18 @@ def build(out: Path, model: Path | None):
     with tempfile.TemporaryDirectory(prefix="annotated-transformer-docs-") as tmp:
         src, built = Path(tmp, "src"), Path(tmp, "html")
         write_sources(src, model)
-        sphinx = [sys.executable, "-m", "sphinx", "-b", "html", "-W", "--keep-going", "-q", str(src), str(built)]
+        sphinx = [
+            sys.executable,
+            "-m",
+            "sphinx",
+            "-b",
+            "html",
+            "-W",
+            "--keep-going",
+            "-q",
+            str(src),
+            str(built),
+        ]
         if subprocess.call(sphinx):
             sys.exit("The website did not build: Sphinx's warnings and errors are above.")
         shutil.rmtree(out, ignore_errors=True)
@@ -192,7 +247,9 @@ def build(out: Path, model: Path | None):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=OUT, help="where the website goes (default: _docs/)")
-    parser.add_argument("--model", type=Path, help='the model directory "Try it" runs (default: a small one, cached)')
+    parser.add_argument(
+        "--model", type=Path, help='the model directory "Try it" runs (default: a small one, cached)'
+    )
     args = parser.parse_args()
     sys.exit(report_errors("make docs", lambda: build(args.out, args.model), exiting=True))
 

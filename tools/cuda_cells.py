@@ -66,7 +66,12 @@ def run_cell(source: str, namespace: dict) -> list[dict]:
     ]
     if value is not None:
         outputs.append(
-            {"data": display_data(value), "execution_count": None, "metadata": {}, "output_type": "execute_result"}
+            {
+                "data": display_data(value),
+                "execution_count": None,
+                "metadata": {},
+                "output_type": "execute_result",
+            }
         )
     sys.stdout.write(out.getvalue())
     sys.stderr.write(err.getvalue())
@@ -76,7 +81,9 @@ def run_cell(source: str, namespace: dict) -> list[dict]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("notebook", type=Path)
-    parser.add_argument("--out", type=Path, required=True, help="where the notebook with the new outputs goes")
+    parser.add_argument(
+        "--out", type=Path, required=True, help="where the notebook with the new outputs goes"
+    )
     args = parser.parse_args(argv)
     notebook = json.loads(args.notebook.read_text())
     namespace = {"__name__": "__main__"}
@@ -90,7 +97,10 @@ def main(argv: list[str] | None = None) -> int:
             outputs = run_cell(source, namespace)
         except Exception:
             failed += cuda
-            print(f"cell {i} ({'cuda' if cuda else 'not cuda'}) failed:\n{traceback.format_exc()}", file=sys.stderr)
+            print(
+                f"cell {i} ({'cuda' if cuda else 'not cuda'}) failed:\n{traceback.format_exc()}",
+                file=sys.stderr,
+            )
             continue
         if cuda:
             cell["outputs"] = outputs

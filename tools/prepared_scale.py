@@ -98,7 +98,9 @@ def watch(command: list[str], env: dict, metrics: Path | None = None) -> dict:
             procs = [tree, *tree.children(recursive=True)]
             peaks["tree_rss"] = max(peaks.get("tree_rss", 0), sum(p.memory_info().rss for p in procs))
             trainers = [
-                p for p in procs if str(p.cmdline()).count(TRAINER) and "torch.distributed.run" not in p.cmdline()
+                p
+                for p in procs
+                if str(p.cmdline()).count(TRAINER) and "torch.distributed.run" not in p.cmdline()
             ]
             for p in trainers if reached else []:
                 fields = smaps(p.pid)
@@ -134,7 +136,18 @@ def measure(pairs: int, work: Path, repeats: int) -> list[str]:
         for i in range(repeats):
             out, extra = arguments(i)
             out = work / f"run-{pairs}-{out}"
-            command = [*launcher, str(script), "train", "corpus", *data, *RECIPE, *TINY, *extra, "--out", str(out)]
+            command = [
+                *launcher,
+                str(script),
+                "train",
+                "corpus",
+                *data,
+                *RECIPE,
+                *TINY,
+                *extra,
+                "--out",
+                str(out),
+            ]
             run = watch(command, env, out / "metrics.jsonl")
             made = sorted(
                 re.findall(r"BATCHES MADE rank (\d+) private (\d+)", run["output"])

@@ -30,7 +30,11 @@ from annotated_transformer.translation import Translator
 from annotated_transformer.viz import KINDS, attention_chart
 
 WEB = Path(__file__).resolve().parent / "web"  # package.json and its lock
-RUNTIME = ("ort.wasm.min.js", "ort-wasm-simd-threaded.mjs", "ort-wasm-simd-threaded.wasm")  # what the page loads
+RUNTIME = (
+    "ort.wasm.min.js",
+    "ort-wasm-simd-threaded.mjs",
+    "ort-wasm-simd-threaded.wasm",
+)  # what the page loads
 WASM = "ort-wasm-simd-threaded.wasm"  # the largest: the widget fetches it itself, to count it in its progress bar
 WEIGHTS = ("int8", "float32")  # the widget's choices, its default first
 # The site's model when `make docs` is given none, with the recipe's vocabulary: a few minutes on 2 cores, 25 BLEU on
@@ -63,7 +67,10 @@ def fallback_model() -> Path:
     home = cache_dir() / "site-model" / hashlib.sha256(key).hexdigest()[:16]
     if (home / "config.json").is_file():
         return home
-    print(f"Training the site's model ({FALLBACK.steps} updates, a few minutes; kept in {home.parent})", flush=True)
+    print(
+        f"Training the site's model ({FALLBACK.steps} updates, a few minutes; kept in {home.parent})",
+        flush=True,
+    )
     home.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="training-", dir=home.parent) as scratch:
         run = Path(scratch) / "run"
@@ -82,17 +89,23 @@ def npm_ci():
     "Install the npm packages `tools/web/package-lock.json` pins into `tools/web/node_modules/`."
     npm = shutil.which("npm")
     if not npm:
-        raise SystemExit("The website needs npm (Node.js 20 or later) to fetch onnxruntime-web: install Node.js.")
+        raise SystemExit(
+            "The website needs npm (Node.js 20 or later) to fetch onnxruntime-web: install Node.js."
+        )
     try:
         subprocess.run([npm, "ci", "--no-audit", "--no-fund"], cwd=WEB, check=True)
     except subprocess.CalledProcessError:
-        raise SystemExit("npm could not install onnxruntime-web (above): the npm registry must be reachable.") from None
+        raise SystemExit(
+            "npm could not install onnxruntime-web (above): the npm registry must be reachable."
+        ) from None
 
 
 def onnxruntime_web(into: Path):
     "onnxruntime-web's script and WebAssembly, from the pinned npm package, with its package.json (version, MIT licence)."
     package = WEB / "node_modules" / "onnxruntime-web"
-    pinned = json.loads((WEB / "package-lock.json").read_text())["packages"]["node_modules/onnxruntime-web"]["version"]
+    pinned = json.loads((WEB / "package-lock.json").read_text())["packages"]["node_modules/onnxruntime-web"][
+        "version"
+    ]
     installed = package / "package.json"
     if not installed.is_file() or json.loads(installed.read_text())["version"] != pinned:
         npm_ci()
@@ -110,12 +123,16 @@ def chart_template(translator: Translator) -> dict:
     return attention_chart(weights, ["·"], ["·"]).to_dict()
 
 
-def widget(into: Path, translator: Translator, about: dict) -> tuple[str, dict]:  # and the megabytes of each download
+def widget(
+    into: Path, translator: Translator, about: dict
+) -> tuple[str, dict]:  # and the megabytes of each download
     "Write the widget's models, runtime and chart under `into` (the site's `_static/try/`); return its HTML."
     sizes = {}
     for weights in WEIGHTS:
         out = export_onnx(translator, into / weights, None if weights == "float32" else weights, about)
-        sizes[weights] = sum(g["bytes"] for g in read_description(out, format=ONNX_FORMAT)["graphs"].values()) / 1e6
+        sizes[weights] = (
+            sum(g["bytes"] for g in read_description(out, format=ONNX_FORMAT)["graphs"].values()) / 1e6
+        )
     onnxruntime_web(into / "ort")
     sizes["runtime"] = (into / "ort" / WASM).stat().st_size / 1e6
     (into / "attention_chart.json").write_text(json.dumps(chart_template(translator)))
