@@ -548,7 +548,8 @@ def _evaluate(args: argparse.Namespace, device: torch.device | None):
         print(json.dumps({k: v for k, v in scores.items() if k != "detail"}))
     else:
         print(
-            f"{scores['split']}: sacreBLEU {scores['sacrebleu']:.2f}  ({scores['signature']})\n{scores['detail']}"
+            f"{scores['split']}: sacreBLEU {scores['sacrebleu']:.2f}  "
+            f"({scores['signature']})\n{scores['detail']}"
         )
         # None: spaCy has no tokenizer here for it
         if (tokenized := scores["tokenized_lowercase_bleu"]) is not None:

@@ -44,7 +44,8 @@ def iter_pairs(
         return
     if len(paths) != 1:
         raise InputError(
-            f"Give two files (the sentences, then their translations) or one tab-separated file, not {len(paths)}."
+            "Give two files (the sentences, then their translations) or one tab-separated file, not "
+            f"{len(paths)}."
         )
     bad = []
     empty = []
@@ -64,7 +65,8 @@ def iter_pairs(
         )
     if empty and not drop_empty:
         raise DataError(
-            f"{paths[0]} has {len(empty)} line(s) with an empty side, at line number(s) {line_numbers(empty)}."
+            f"{paths[0]} has {len(empty)} line(s) with an empty side, at line number(s) "
+            f"{line_numbers(empty)}."
         )
 
 
@@ -122,7 +124,8 @@ def check_languages(recipe: Recipe, *files: Sequence[str | Path] | None):
         lacking := [x for x in (recipe.src_lang, recipe.tgt_lang) if not spacy_has(x)]
     ):
         raise InputError(
-            f"No word tokenizer for {', '.join(lacking)} here: give --vocabulary bpe, which learns one from the data."
+            f"No word tokenizer for {', '.join(lacking)} here: give --vocabulary bpe, which learns one "
+            "from the data."
         )
 
 # %% ../nbs/12b_corpus.ipynb #516ec6dc
@@ -206,7 +209,8 @@ def _two_texts(files: Sequence[str | Path]):
     "Refuse one text given as both sides of a corpus: its model would copy, labelled as a translation."
     if len(files) == 2 and all(map(os.path.isfile, files)) and filecmp.cmp(*files, shallow=False):
         raise InputError(
-            f"{files[0]} and {files[1]} hold the same text: give the sentences, then their translations, a file each."
+            f"{files[0]} and {files[1]} hold the same text: give the sentences, then their "
+            "translations, a file each."
         )
 
 
@@ -346,7 +350,8 @@ CORPORA = {
         train_wmt14,
         train_wmt14.prepare,
         _data_dir(
-            "WMT 2014 files (default: $WMT14_DIR, else the Hugging Face wmt14 dataset where `datasets` is installed)"
+            "WMT 2014 files (default: $WMT14_DIR, else the Hugging Face wmt14 dataset where `datasets` "
+            "is installed)"
         ),
         evaluate_wmt14,
         tuple(WMT14_FILES),

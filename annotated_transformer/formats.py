@@ -95,7 +95,8 @@ def export(
         raise InputError(f"format must be one of {tuple(FORMATS)}, not {format!r}.")
     if quantization and not FORMATS[format].quantizations:
         raise InputError(
-            f"Quantization is for --format {_quantizing_formats()}; a {format} directory keeps float32 weights."
+            f"Quantization is for --format {_quantizing_formats()}; a {format} directory keeps float32 "
+            "weights."
         )
     write = FORMATS[format].write
 

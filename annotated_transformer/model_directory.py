@@ -482,7 +482,8 @@ def read_description(
         key for key in ("model", "vocabs", "langs", *(["files"] if files else [])) if key not in config
     ]:
         raise ModelFileError(
-            f"{path / name} lacks {', '.join(missing)}: it was cut short or altered. Copy the directory again."
+            f"{path / name} lacks {', '.join(missing)}: it was cut short or altered. Copy the directory "
+            "again."
         )
     # (version 0.4's directories have none)
     if "sha256" in config and config["sha256"] != description_sha256(config):
@@ -628,7 +629,8 @@ def _card_data(config: dict) -> str:
     "What the model learned from, under which terms, and what follows for its use."
     corpus = config.get("about", {}).get("corpus")
     unknown = (
-        "A word outside its vocabularies comes out as `<unk>` (or, searching with `--no-unk`, as its best guess)."
+        "A word outside its vocabularies comes out as `<unk>` (or, searching with `--no-unk`, as "
+        "its best guess)."
         if config["vocabulary"] == "words"
         else "Its shared BPE pieces together the words it never saw (names, numbers, compounds), not always well."
     )
@@ -656,7 +658,8 @@ def model_card(
     scores = about.get("scores")
     recipe = about.get("recipe")
     scored = (
-        f"**{scores['sacrebleu']:.1f} sacreBLEU** on {scores['split']} ({scores['search']}; `{scores['signature']}`)."
+        f"**{scores['sacrebleu']:.1f} sacreBLEU** on {scores['split']} ({scores['search']}; "
+        f"`{scores['signature']}`)."
         if scores
         else "Not scored when exported: `annotated-transformer evaluate --model DIR` scores it."
     )

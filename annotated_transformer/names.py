@@ -52,7 +52,8 @@ CONTRACTED = [  # (German preposition with its article, the English it is transl
 ]
 # what may follow an English phrase's noun: punctuation, or a word that begins what comes next ("a red shirt" is no "a red")
 NEXT_WORDS = (
-    "and with while on in at as to of near next is are who that for under behind outside inside wearing holding "
+    "and with while on in at as to of near next is are who that for under behind outside "
+    "inside wearing holding "
     "by from during through into over across"
 )
 PHRASE_ENDS = rf"(?=\s*(?:[.,;!?]|$|(?:{'|'.join(NEXT_WORDS.split())})\b))"

@@ -366,7 +366,8 @@ def export_onnx(
 
     if quantization not in (None, *ONNX_QUANTIZATIONS):
         raise InputError(
-            f"quantization for ONNX must be one of {ONNX_QUANTIZATIONS} or none (float32), not {quantization!r}."
+            f"quantization for ONNX must be one of {ONNX_QUANTIZATIONS} or none (float32), not "
+            f"{quantization!r}."
         )
     if isinstance(translator.tgt_tok, Tokenizer) and translator.tgt_tok.lang in MOSES_OWN_RULES:
         raise InputError(

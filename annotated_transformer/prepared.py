@@ -121,7 +121,8 @@ class PreparedSplit:
             raise ModelFileError(
                 _unusable(
                     folder,
-                    f"the {split} split's files hold {len(self.src)} and {len(self.tgt)} of its {pairs} pairs",
+                    f"the {split} split's files hold {len(self.src)} and {len(self.tgt)} of its {pairs} "
+                    "pairs",
                 )
             )
 

@@ -113,7 +113,8 @@ class Recipe:
                 raise InputError(f"{name} must be {allowed}, not {getattr(self, name)!r}.")
         if self.name_pairs and self.vocabulary != "bpe":
             raise InputError(
-                "Name pairs teach a model of one shared BPE to copy what it never saw, and word vocabularies read "
+                "Name pairs teach a model of one shared BPE to copy what it never saw, and word "
+                "vocabularies read "
                 "every made-up name as <unk>: give --vocabulary bpe, or leave out --name-pairs."
             )
         if self.epochs == 0 and self.steps == 0:

@@ -86,7 +86,8 @@ def _check_out(out: Path, formats: tuple[Format, ...]):
     # a directory there would shadow a run's own file: its last.pt, best.pt or snapshots
     if out.suffix == ".pt":
         raise InputError(
-            f"{out} is named as a checkpoint (.pt), and a model directory is written there: name it otherwise."
+            f"{out} is named as a checkpoint (.pt), and a model directory is written there: name it "
+            "otherwise."
         )
     # the nearest that exists
     if not (above := next(p for p in out.absolute().parents if p.exists())).is_dir():

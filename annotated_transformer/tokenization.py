@@ -82,7 +82,8 @@ class Vocab:
     ):
         if tuple(itos[: len(SPECIALS)]) != SPECIALS:
             raise DataError(
-                f"A vocabulary must start with {SPECIALS}, in that order; this one starts with {tuple(itos[:4])}."
+                f"A vocabulary must start with {SPECIALS}, in that order; this one starts with "
+                f"{tuple(itos[:4])}."
             )
         if len(set(itos)) != len(itos):
             duplicates = sorted(t for t, n in Counter(itos).items() if n > 1)

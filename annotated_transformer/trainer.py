@@ -430,7 +430,8 @@ class Trainer:
                 return (
                     plan.end,
                     pace,
-                    f"past its budget of {plan.budget_s / 60:g} min, which holds less than the one epoch a run trains",
+                    f"past its budget of {plan.budget_s / 60:g} min, which holds less than the one epoch a run "
+                    "trains",
                 )
             return plan.end, pace, "as planned"
         ends = {

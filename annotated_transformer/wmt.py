@@ -57,7 +57,8 @@ def _hf_wmt14(split: str, src_lang: str, tgt_lang: str) -> list[tuple[str, str]]
         import datasets
     except ImportError:
         raise MissingFileError(
-            f"No WMT 2014 files were given, and the Hugging Face `datasets` package is not installed. {WMT14_ADVICE}"
+            "No WMT 2014 files were given, and the Hugging Face `datasets` package is not installed. "
+            f"{WMT14_ADVICE}"
         ) from None
     return hf_pairs(datasets.load_dataset("wmt14", "de-en", split=WMT14_HF_SPLITS[split]), src_lang, tgt_lang)
 
