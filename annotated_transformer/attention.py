@@ -76,7 +76,8 @@ class MultiHeadedAttention(nn.Module):
         self.w_q, self.w_k = (nn.Linear(d_model, h * self.d_k) for _ in range(2))  # every head's W_i^Q, W_i^K
         self.w_v, self.w_o = nn.Linear(d_model, h * self.d_v), nn.Linear(h * self.d_v, d_model)  # W_i^V, W^O
         self.dropout = nn.Dropout(dropout)
-        self.fused, self.attn = True, None  # fused: PyTorch's attention; off: ours, its last weights kept in .attn
+        self.fused = True  # PyTorch's attention; False: ours, which keeps its last weights in .attn
+        self.attn = None
 
     def split_heads(self, x: Tensor) -> Tensor:  # (batch, T, h * d) -> (batch, h, T, d), d = d_k or d_v
         "Cut projected vectors into `h` slices, one per head."

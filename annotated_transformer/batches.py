@@ -94,7 +94,8 @@ class TokenBudgetSampler(Sampler):
         return starts
 
     def __iter__(self):
-        start, self.start = self.start, 0  # `set_epoch`'s start holds for one pass
+        start = self.start
+        self.start = 0  # `set_epoch`'s start holds for one pass
         return iter(self.batches(self.epoch)[start:])
 
     def __len__(self):  # the same for every epoch: the lengths, sorted, decide where batches split

@@ -38,7 +38,7 @@ from .model import EncoderDecoder, TransformerConfig, build_model, load_torch_la
 from .multi30k import MULTI30K, prepare_multi30k
 from .recipe import PRECISIONS, autocast_dtype, translation_model
 from .trainer import ClosedFormLabelSmoothing
-from .training import PAD, Batch, LabelSmoothing, batch_loss, paper_optimizer
+from .training import PAD, Batch, LabelSmoothing, batch_loss, paper_optimizer, update
 from .translation import Translator, bleu_scores
 
 # %% ../nbs/15_performance.ipynb #acf7a3ce
@@ -138,9 +138,7 @@ def training_speed(
         with torch.autocast(device.type, dtype=autocast, enabled=autocast is not None):
             loss = batch_loss(model, criterion, batch)
         loss.backward()
-        optimizer.step()
-        optimizer.zero_grad(set_to_none=True)
-        scheduler.step()
+        update(optimizer, scheduler)
 
     model.train()
     step(batches[0])  # warm-up, untimed

@@ -516,8 +516,7 @@ def _score(
                 f"{args.reference or 'its second column'}): give the references in the target language, line "
                 "by line with the sources."
             )
-        scores, outputs = evaluate_pairs(open_model(), pairs, progress=True)
-        return dict(split=str(args.source), **scores), outputs
+        return evaluate_pairs(open_model(), pairs, split=str(args.source), progress=True)
     corpus = CORPORA[args.corpus]
     split = args.split or split or corpus.splits[-1]
     check_split(split, corpus.splits, args.corpus)  # before the model is loaded

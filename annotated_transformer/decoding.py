@@ -69,7 +69,8 @@ def beam_search(
     "Beam search for one sentence (§6.1), with the length penalty and the +50 limit."
     memory = model.encode(src, src_mask)  # (1, T_src, d_model)
     ys, logp = src.new_full((1, 1), BOS), memory.new_zeros(1)  # the beam, log P
-    finished, limit = [], int(src_mask.sum()) + max_extra  # (output, s) when ended
+    finished = []  # (output, s) when ended
+    limit = int(src_mask.sum()) + max_extra
     for t in range(1, limit + 1):
         mask = subsequent_mask(t, src.device)  # (1, t, t)
         out = model.decode(memory.expand(len(ys), -1, -1), src_mask, ys, mask)
@@ -77,7 +78,8 @@ def beam_search(
         if t == limit:  # only </s> is left
             scores[:, :EOS] = scores[:, EOS + 1 :] = -math.inf
         best, index = scores.flatten().topk(2 * k)
-        rows, tokens = index // scores.size(1), index % scores.size(1)
+        rows = index // scores.size(1)  # which beam each best extends
+        tokens = index % scores.size(1)  # and with which token
         for score, row, token in zip(best[:k], rows[:k], tokens[:k]):  # the k best
             if token == EOS and len(finished) < k and score > -math.inf:
                 s = score.item() / length_penalty(t, alpha)

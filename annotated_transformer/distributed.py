@@ -52,7 +52,8 @@ class ShardedBatches(Sampler):
         return every[self.rank : len(every) // self.world_size * self.world_size : self.world_size]
 
     def __iter__(self) -> Iterator[np.ndarray]:
-        start, self.start = self.start, 0  # `set_epoch`'s start holds for one pass
+        start = self.start
+        self.start = 0  # `set_epoch`'s start holds for one pass
         return iter(self.batches(self.sampler.epoch)[start:])
 
     def __len__(self) -> int:

@@ -237,7 +237,8 @@ def _advance(
     keep = going_on & (going_on.cumsum(-1) <= beams.k) & ~done.unsqueeze(1)
     rows = best.parent[keep]  # (alive' * k,)
     beams.ys = torch.cat([beams.ys[rows], best.token[keep].unsqueeze(1)], dim=1)  # (alive' * k, t + 1)
-    beams.scores, beams.alive = best.score[keep].view(-1, beams.k), beams.alive[~done]
+    beams.scores = best.score[keep].view(-1, beams.k)
+    beams.alive = beams.alive[~done]
     return rows
 
 # %% ../nbs/05f_fast_decoding.ipynb #1a797aac

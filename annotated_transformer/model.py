@@ -26,7 +26,9 @@ class SublayerConnection(nn.Module):
 
     def __init__(self, d_model: int, dropout: float, norm_first: bool = False):
         super().__init__()
-        self.norm, self.dropout, self.norm_first = nn.LayerNorm(d_model), nn.Dropout(dropout), norm_first
+        self.norm = nn.LayerNorm(d_model)
+        self.dropout = nn.Dropout(dropout)
+        self.norm_first = norm_first
 
     def forward(self, x: Tensor, sublayer: Callable[[Tensor], Tensor]) -> Tensor:  # (batch, T, d_model), same shape
         if self.norm_first:
@@ -39,7 +41,9 @@ class PositionwiseFeedForward(nn.Module):
 
     def __init__(self, d_model: int, d_ff: int, dropout: float = 0.1):
         super().__init__()
-        self.w_1, self.w_2, self.dropout = nn.Linear(d_model, d_ff), nn.Linear(d_ff, d_model), nn.Dropout(dropout)
+        self.w_1 = nn.Linear(d_model, d_ff)
+        self.w_2 = nn.Linear(d_ff, d_model)
+        self.dropout = nn.Dropout(dropout)
 
     def forward(self, x: Tensor) -> Tensor:  # (batch, T, d_model) -> (batch, T, d_model)
         return self.w_2(self.dropout(self.w_1(x).relu()))  # Eq. (2); the hidden layer is (batch, T, d_ff)
@@ -47,6 +51,8 @@ class PositionwiseFeedForward(nn.Module):
 # %% ../nbs/01_model.ipynb #c7932382
 class EncoderLayer(nn.Module):
     "One encoder layer (§3.1): self-attention, then the feed-forward network, each a residual sub-layer."
+
+    attends_to_encoder = False  # True in the decoder's layer (below): a third sub-layer, over the encoder's output
 
     def __init__(
         self,
@@ -63,8 +69,11 @@ class EncoderLayer(nn.Module):
         super().__init__()
         inner = dropout if inner_dropout is None else inner_dropout
         self.self_attn = MultiHeadedAttention(h, d_model, dropout=inner, d_k=d_k, d_v=d_v)
+        if self.attends_to_encoder:
+            self.src_attn = MultiHeadedAttention(h, d_model, dropout=inner, d_k=d_k, d_v=d_v)
         self.feed_forward = PositionwiseFeedForward(d_model, d_ff, dropout=inner)
-        self.sublayer = nn.ModuleList(SublayerConnection(d_model, dropout, norm_first) for _ in range(2))
+        sublayers = 3 if self.attends_to_encoder else 2
+        self.sublayer = nn.ModuleList(SublayerConnection(d_model, dropout, norm_first) for _ in range(sublayers))
 
     def forward(self, x: Tensor, mask: Tensor) -> Tensor:  # (batch, T_src, d_model), bool (batch, 1, T_src)
         x = self.sublayer[0](x, lambda x: self.self_attn(x, x, x, mask))  # 1. self-attention
@@ -76,23 +85,10 @@ class LayerStack(nn.Module):
 
     layer_type: type[nn.Module]  # set by each subclass: EncoderLayer or DecoderLayer
 
-    def __init__(
-        self,
-        *,
-        N: int,  # layers
-        d_model: int,  # model width
-        h: int,  # attention heads
-        d_ff: int,  # feed-forward hidden width
-        dropout: float = 0.1,  # P_drop
-        norm_first: bool = False,  # pre-norm layers and a final layer norm; this and the rest are options (below)
-        d_k: int | None = None,
-        d_v: int | None = None,  # each head's widths; None: d_model / h
-        inner_dropout: float | None = None,  # on attention weights and the feed-forward hidden layer; None: P_drop
-    ):
+    def __init__(self, *, N: int, d_model: int, h: int, d_ff: int, **options):  # options: as `EncoderLayer` takes
         super().__init__()
-        options = dict(dropout=dropout, norm_first=norm_first, d_k=d_k, d_v=d_v, inner_dropout=inner_dropout)
         self.layers = nn.ModuleList(self.layer_type(d_model, h, d_ff, **options) for _ in range(N))
-        self.norm = nn.LayerNorm(d_model) if norm_first else nn.Identity()
+        self.norm = nn.LayerNorm(d_model) if options.get("norm_first") else nn.Identity()
 
 # %% ../nbs/01_model.ipynb #a92c3d44
 class Encoder(LayerStack):
@@ -106,27 +102,10 @@ class Encoder(LayerStack):
         return self.norm(x)  # (batch, T_src, d_model): the memory the decoder attends to
 
 # %% ../nbs/01_model.ipynb #cbbbcd67
-class DecoderLayer(nn.Module):
-    "One decoder layer (§3.1): masked self-attention, attention over the encoder's output, feed-forward."
+class DecoderLayer(EncoderLayer):
+    "One decoder layer (§3.1): an encoder layer's sub-layers, and between them attention over the encoder's output."
 
-    def __init__(
-        self,
-        d_model: int,  # model width
-        h: int,  # attention heads
-        d_ff: int,  # feed-forward hidden width
-        *,
-        dropout: float = 0.1,  # P_drop
-        norm_first: bool = False,  # pre-norm; this and the rest are options the paper lacks (below)
-        d_k: int | None = None,
-        d_v: int | None = None,  # each head's widths; None: d_model / h
-        inner_dropout: float | None = None,  # on attention weights and the feed-forward hidden layer; None: P_drop
-    ):
-        super().__init__()
-        inner = dropout if inner_dropout is None else inner_dropout
-        self.self_attn = MultiHeadedAttention(h, d_model, dropout=inner, d_k=d_k, d_v=d_v)
-        self.src_attn = MultiHeadedAttention(h, d_model, dropout=inner, d_k=d_k, d_v=d_v)
-        self.feed_forward = PositionwiseFeedForward(d_model, d_ff, dropout=inner)
-        self.sublayer = nn.ModuleList(SublayerConnection(d_model, dropout, norm_first) for _ in range(3))
+    attends_to_encoder = True
 
     def forward(self, x: Tensor, memory: Tensor, src_mask: Tensor, tgt_mask: Tensor) -> Tensor:
         x = self.sublayer[0](x, lambda x: self.self_attn(x, x, x, tgt_mask))  # 1. masked self-attention
@@ -150,7 +129,8 @@ class Embeddings(nn.Module):
 
     def __init__(self, vocab: int, d_model: int):
         super().__init__()
-        self.lut, self.d_model = nn.Embedding(vocab, d_model), d_model
+        self.lut = nn.Embedding(vocab, d_model)
+        self.d_model = d_model
 
     def forward(self, x: Tensor) -> Tensor:  # (batch, T) token ids -> (batch, T, d_model)
         return self.lut(x) * math.sqrt(self.d_model)
@@ -208,8 +188,12 @@ class EncoderDecoder(nn.Module):
         config=None,  # the `TransformerConfig` it was built from, when `build_model` built it
     ):
         super().__init__()
-        self.encoder, self.decoder, self.generator = encoder, decoder, generator
-        self.src_embed, self.tgt_embed, self.config = src_embed, tgt_embed, config
+        self.encoder = encoder
+        self.decoder = decoder
+        self.generator = generator
+        self.src_embed = src_embed
+        self.tgt_embed = tgt_embed
+        self.config = config
 
     def encode(self, src: Tensor, src_mask: Tensor) -> Tensor:  # (batch, T_src) ids -> (batch, T_src, d_model)
         return self.encoder(self.src_embed(src), src_mask)
@@ -306,7 +290,8 @@ class LearnedPositionalEncoding(nn.Module):
 
     def __init__(self, d_model: int, dropout: float, max_len: int = 5000):
         super().__init__()
-        self.dropout, self.pe = nn.Dropout(dropout), nn.Embedding(max_len, d_model)
+        self.dropout = nn.Dropout(dropout)
+        self.pe = nn.Embedding(max_len, d_model)
 
     def forward(self, x: Tensor) -> Tensor:  # (batch, T, d_model) -> (batch, T, d_model)
         _check_length(x.size(1), self.pe.num_embeddings)

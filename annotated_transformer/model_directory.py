@@ -36,7 +36,8 @@ from annotated_transformer.fast_decoding import (
 )
 from .files import sha256, write_atomically
 from .model import EncoderDecoder, TransformerConfig, build_model
-from .recipe import Recipe, saved_vocabularies, vocabulary_data
+from .recipe import Recipe
+from .tokenization import Vocabularies
 
 # %% ../nbs/08c_model_directory.ipynb #53e2146d
 # config.json's "format": what this version writes and reads
@@ -94,7 +95,8 @@ def model_description(
     about: dict | None = None,  # where the model came from and what it scored
 ) -> tuple[dict, bytes | None]:  # config.json's description of the model, and the BPE model (None for words)
     "What a model directory says of its model beside the weights: configuration, vocabularies, provenance."
-    data = vocabulary_data(translator.src_tok, translator.tgt_tok, translator.src_vocab, translator.tgt_vocab)
+    t = translator
+    data = Vocabularies(t.src_tok, t.tgt_tok, t.src_vocab, t.tgt_vocab).data()
     bpe = data.pop("bpe", None)
     description = dict(model=asdict(translator.model.config), vocabulary="bpe" if bpe else "words", **data)
     return dict(description, about=about or {}), bpe
@@ -418,12 +420,10 @@ def text_kinds_hold(saved: dict) -> bool:
     )
 
 
-def checked_vocabularies(
-    where: Path, saved: dict
-) -> tuple:  # source and target tokenizer, source and target vocabulary
-    "The tokenizers and vocabularies a checkpoint or description holds (`saved_vocabularies`); any that cannot load, refused."
+def checked_vocabularies(where: Path, saved: dict) -> Vocabularies:
+    "The tokenizers and vocabularies a checkpoint or description holds (`Vocabularies.from_data`); any that cannot load, refused."
     try:
-        return saved_vocabularies(saved)
+        return Vocabularies.from_data(saved)
     except (RuntimeError, DataError) as e:  # a BPE sentencepiece cannot parse; a vocabulary `Vocab` refuses
         raise ModelFileError(
             f"{where} holds tokenizers or vocabularies that cannot be loaded ({e}): it was altered."

@@ -122,5 +122,4 @@ def evaluate(
 ) -> tuple[dict, pd.DataFrame]:  # the scores, and source / reference / hypothesis per sentence
     "Translate a Multi30k split and score it."
     pairs = load_multi30k(split, data_dir, translator.src_tok.lang, translator.tgt_tok.lang)
-    scores, outputs = evaluate_pairs(translator, pairs, progress=progress)
-    return dict(split=split, **scores), outputs
+    return evaluate_pairs(translator, pairs, split=split, progress=progress)

@@ -30,7 +30,7 @@ from torch.utils.data import DataLoader
 from .batches import TokenBudgetSampler, sampled_loader
 from .errors import DataError, MissingFileError, ModelFileError, WriteError
 from .files import cache_dir, flush_to_disk, sha256
-from .tokenization import encode_pairs
+from .tokenization import Vocabularies, encode_pairs
 
 # %% ../nbs/07c_prepared.ipynb #00579b70
 # the layout's version: a change prepares every corpus again (2: the manifest lists each file's checksum)
@@ -167,7 +167,7 @@ class PreparedCorpus:
 
     @property
     def vocabularies(self) -> dict:
-        "The vocabularies the ids are of, as a checkpoint stores them (`vocabulary_data`)."
+        "The vocabularies the ids are of, as a checkpoint stores them (`Vocabularies.data`)."
         bpe = self.folder / "bpe.model"
         return {**self.manifest["vocabularies"], **(dict(bpe=bpe.read_bytes()) if bpe.exists() else {})}
 
@@ -209,7 +209,7 @@ def pairs_sha256(
 
 
 def _write_split(
-    folder: Path, split: str, pairs: Iterable, text: tuple, dtype: np.dtype, max_len: int | None, sha
+    folder: Path, split: str, pairs: Iterable, text: Vocabularies, dtype: np.dtype, max_len: int | None, sha
 ) -> dict:
     "Encode `pairs` into the split's files; say how many were read, how many were over `max_len`, and the lengths' type."
     lengths = dict(src=[], tgt=[])
@@ -228,7 +228,8 @@ def _write_split(
                 # (tofile: no errno)
                 file.write(np.fromiter(itertools.chain.from_iterable(ids), dtype).tobytes())
                 lengths[side].append(np.fromiter(map(len, ids), np.uint32, len(ids)))
-            read, dropped = read + len(chunk), dropped + n
+            read += len(chunk)
+            dropped += n
     logger.info(f"Encoded the {split} split: {read:,} pairs in {time.perf_counter() - start:,.0f} s")
     types = {}
     for side, parts in lengths.items():
@@ -243,8 +244,8 @@ def _write_split(
 def write_corpus(
     folder: Path,  # a new, empty folder
     read: Callable[[str], Iterable[tuple[str, str]]],  # split -> its (source, target) pairs, read as a stream
-    text: tuple,  # source and target tokenizer, source and target vocabulary
-    vocabularies: dict,  # the same as plain data (`vocabulary_data`), stored beside the ids
+    text: Vocabularies,  # what encodes the pairs
+    vocabularies: dict,  # the same as plain data (`Vocabularies.data`), stored beside the ids
     max_len: int,  # training pairs with more tokens on a side are dropped
     about: dict,  # what made the corpus, recorded in its manifest
     splits: tuple[str, ...] = ("train", "val"),

@@ -6,13 +6,11 @@ Docs: https://annotated-transformer.github.io/annotated-transformer/recipe.html.
 
 # %% auto #0
 __all__ = ['VOCABULARIES', 'SCHEDULES', 'PRECISIONS', 'logger', 'LARGE', 'Recipe', 'saved_recipe', 'autocast_dtype',
-           'default_device', 'named_device', 'preparing', 'learn_vocabularies', 'vocabulary_data', 'saved_vocabularies',
-           'ParallelData', 'prepare_data', 'translation_model', 'recipe_optimizer', 'learning_rates',
-           'recipe_criterion']
+           'default_device', 'named_device', 'preparing', 'learn_vocabularies', 'ParallelData', 'prepare_data',
+           'translation_model', 'recipe_optimizer', 'learning_rates', 'recipe_criterion']
 
 # %% ../nbs/08a_recipe.ipynb #a0b91c1c
 import contextlib
-import copy
 import logging
 import math
 import time
@@ -25,7 +23,14 @@ from .errors import InputError, ModelFileError
 from .fast_decoding import MAX_ALPHA
 from .model import EncoderDecoder, TransformerConfig, build_model
 from .names import name_pairs
-from .tokenization import BPETokenizer, Tokenizer, Vocab, encode_pairs, train_bpe
+from annotated_transformer.tokenization import (
+    BPETokenizer,
+    Tokenizer,
+    Vocab,
+    Vocabularies,
+    encode_pairs,
+    train_bpe,
+)
 from .trainer import BudgetSchedule, ClosedFormLabelSmoothing
 from .training import PAD, paper_optimizer, rate
 
@@ -224,7 +229,7 @@ def preparing(what: str, pairs: int):
 def learn_vocabularies(
     recipe: Recipe,
     train_pairs: Iterable[tuple[str, str]],  # (source, target) training sentences: a list, or a `PairStream`
-) -> tuple:  # source and target tokenizer, source and target vocabulary
+) -> Vocabularies:
     "Tokenizers and vocabularies from the training pairs: a word vocabulary per language, or one BPE for both."
     kind = "one BPE for both languages" if recipe.vocabulary == "bpe" else "a word vocabulary per language"
     n = len(train_pairs) if isinstance(train_pairs, Sized) else None  # a stream's is known once it is read
@@ -233,39 +238,13 @@ def learn_vocabularies(
             bpe = train_bpe((text for pair in train_pairs for text in pair), recipe.bpe_size)
             src_tok, tgt_tok = BPETokenizer(bpe, recipe.src_lang), BPETokenizer(bpe, recipe.tgt_lang)
             shared = src_tok.vocab()
-            return src_tok, tgt_tok, shared, shared
+            return Vocabularies(src_tok, tgt_tok, shared, shared)
         src_tok, tgt_tok = Tokenizer(recipe.src_lang), Tokenizer(recipe.tgt_lang)
         vocabs = [
             Vocab.build(tok.tokenize_each(pair[i] for pair in train_pairs), recipe.min_freq)
             for i, tok in enumerate((src_tok, tgt_tok))
         ]
-    return src_tok, tgt_tok, *vocabs
-
-
-def vocabulary_data(
-    src_tok: Tokenizer | BPETokenizer, tgt_tok: Tokenizer | BPETokenizer, src_vocab: Vocab, tgt_vocab: Vocab
-) -> dict:
-    "What a checkpoint needs to rebuild the tokenizers and vocabularies (see `saved_vocabularies`): plain data only."
-    bpe = dict(bpe=src_tok.model) if isinstance(src_tok, BPETokenizer) else {}
-    return dict(
-        vocabs=dict(src=src_vocab.itos, tgt=tgt_vocab.itos),
-        langs=dict(src=src_tok.lang, tgt=tgt_tok.lang),
-        **bpe,
-    )
-
-
-def saved_vocabularies(saved: dict) -> tuple:  # source and target tokenizer, source and target vocabulary
-    "The tokenizers and vocabularies a checkpoint holds, as `vocabulary_data` stored them."
-    langs = saved["langs"]
-    vocabs = saved["vocabs"]
-    if saved.get("bpe"):
-        src_tok = BPETokenizer(saved["bpe"], langs["src"])
-        tgt_tok = copy.copy(src_tok)  # the one sentencepiece model, parsed once: only the language differs
-        tgt_tok.lang = langs["tgt"]
-    else:
-        src_tok = Tokenizer(langs["src"])
-        tgt_tok = Tokenizer(langs["tgt"])
-    return src_tok, tgt_tok, Vocab(vocabs["src"]), Vocab(vocabs["tgt"])
+    return Vocabularies(src_tok, tgt_tok, *vocabs)
 
 # %% ../nbs/08a_recipe.ipynb #4b6eb351
 @dataclass
@@ -280,8 +259,8 @@ class ParallelData:
     dropped: int  # training pairs over max_len
 
     def checkpoint_data(self) -> dict:
-        "What a checkpoint needs to rebuild the tokenizers and vocabularies: `vocabulary_data` of this corpus's."
-        return vocabulary_data(self.src_tok, self.tgt_tok, self.src_vocab, self.tgt_vocab)
+        "What a checkpoint needs to rebuild the tokenizers and vocabularies (`Vocabularies.data`)."
+        return Vocabularies(self.src_tok, self.tgt_tok, self.src_vocab, self.tgt_vocab).data()
 
 
 def prepare_data(
@@ -290,7 +269,7 @@ def prepare_data(
     saved: dict | None = None,  # a checkpoint's data: reuse its tokenizers and vocabularies (when resuming)
 ) -> ParallelData:
     "Learn the vocabularies from the training split (unless `saved` has them), add its `name_pairs`, encode every split."
-    text = saved_vocabularies(saved) if saved else learn_vocabularies(recipe, pairs["train"])
+    text = Vocabularies.from_data(saved) if saved else learn_vocabularies(recipe, pairs["train"])
     if recipe.name_pairs:  # after the vocabularies, which the made-up names do not shape
         added = name_pairs(pairs["train"], recipe.name_pairs, (recipe.src_lang, recipe.tgt_lang))
         pairs = dict(pairs, train=[*pairs["train"], *added])

@@ -61,11 +61,9 @@ from annotated_transformer.recipe import (
     recipe_criterion,
     recipe_optimizer,
     saved_recipe,
-    saved_vocabularies,
     translation_model,
-    vocabulary_data,
 )
-from .tokenization import BPE_TRAINING
+from .tokenization import BPE_TRAINING, Vocabularies
 from annotated_transformer.trainer import (
     SINGLE,
     Hook,
@@ -491,7 +489,7 @@ def run_corpus(
 
         def learn_and_write(folder: Path):
             text = learn_vocabularies(recipe, PairStream(lambda: source.read("train")))
-            write_corpus(folder, read, text, vocabulary_data(*text), recipe.max_len, made_by)
+            write_corpus(folder, read, text, text.data(), recipe.max_len, made_by)
 
         return prepared_corpus(learned_dir, learn_and_write)
     vocabularies = {key: saved[key] for key in ("vocabs", "langs", "bpe") if key in saved}
@@ -504,7 +502,7 @@ def run_corpus(
         json.dumps(vocabularies["vocabs"]).encode() + vocabularies.get("bpe", b""),
     )
     saved_vocab_dir = prepared_dir(corpus_key(vocabularies=saved_vocab_sha.hexdigest(), **made_by))
-    text = saved_vocabularies(vocabularies)
+    text = Vocabularies.from_data(vocabularies)
     write = lambda folder: write_corpus(folder, read, text, vocabularies, recipe.max_len, made_by)
     return prepared_corpus(saved_vocab_dir, write)  # an older version's run, or a cache deleted since
 
@@ -541,7 +539,7 @@ def run_data(
             "then start the run."
         )
     return ParallelData(
-        *saved_vocabularies(corpus.vocabularies),
+        *Vocabularies.from_data(corpus.vocabularies),
         corpus.splits,
         corpus.manifest["dropped"],
     ), corpus

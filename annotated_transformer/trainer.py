@@ -362,8 +362,11 @@ class Trainer:
         loss, tokens, pairs = self.processes.sum(summed).tolist()  # all processes', read once per update
         lr = update(self.optimizer, self.scheduler)
         now = time.perf_counter()
-        st.step, st.samples, st.tokens = st.step + 1, st.samples + int(pairs), st.tokens + int(tokens)
-        seconds, self.last = now - self.last, now
+        st.step += 1
+        st.samples += int(pairs)
+        st.tokens += int(tokens)
+        seconds = now - self.last
+        self.last = now
         row = dict(step=st.step, epoch=st.epoch, loss=loss / max(tokens, 1), lr=lr, tokens=int(tokens))
         st.records.append(
             dict(row, tokens_per_s=tokens / max(seconds, 1e-9), elapsed_s=self.elapsed0 + now - self.start)
@@ -383,7 +386,8 @@ class Trainer:
             raise DataError(f"Epoch {st.epoch} has no batches: there is nothing to train on.")
         # an incomplete last accumulation is dropped, not carried over
         self.optimizer.zero_grad(set_to_none=True)
-        st.epoch, st.batch_in_epoch = st.epoch + 1, 0
+        st.epoch += 1
+        st.batch_in_epoch = 0
         self.call("after_epoch")
         self.over = self.out_of_time()
         self.stop = self.stop_asked()

@@ -33,7 +33,8 @@ class Batch:
         tgt: Tensor,  # (batch, T_tgt + 1) target ids from <s> to </s>, padded with `pad`
         pad: int,  # id of the padding token
     ):
-        self.src, self.pad = src, pad
+        self.src = src
+        self.pad = pad
         self.src_mask = padding_mask(src, pad)  # (batch, 1, T_src)
         self.tgt, self.tgt_y = tgt[:, :-1], tgt[:, 1:]  # the input (<s> first) and what to predict: (batch, T_tgt)
         causal = subsequent_mask(self.tgt.size(1), src.device)  # (1, T_tgt, T_tgt)
@@ -78,7 +79,9 @@ class LabelSmoothing(nn.Module):
         eps_ls: float = 0.0,  # the share of probability spread over the wrong tokens
     ):
         super().__init__()
-        self.size, self.padding_idx, self.eps_ls = size, padding_idx, eps_ls
+        self.size = size
+        self.padding_idx = padding_idx
+        self.eps_ls = eps_ls
 
     def smoothed_targets(self, target: Tensor) -> Tensor:  # (n,) token ids -> (n, size) distributions
         "1 - eps_ls on the correct token, eps_ls shared by the others, nothing on padding."
@@ -129,7 +132,8 @@ def train(
     epochs: int,  # passes over the data
 ) -> pd.DataFrame:  # one row per update: step, epoch, loss per token, lr
     "Train `model` for `epochs` epochs, one update per batch (§5)."
-    device, history = next(model.parameters()).device, []
+    device = next(model.parameters()).device
+    history = []
     model.train()  # dropout on
     for epoch in range(epochs):
         for batch in make_batches(epoch):

@@ -519,6 +519,7 @@ def evaluate_pairs(
     translator: BaseTranslator,  # of any kind
     pairs: list[tuple[str, str]],  # (source, reference) sentences
     *,
+    split: str | None = None,  # their name (a corpus's split, a file), kept first in the scores
     beam: int | None = None,  # the search's settings, as `translate` takes them; None: the translator's own
     alpha: float | None = None,
     allow_unk: bool | None = None,
@@ -533,6 +534,7 @@ def evaluate_pairs(
     start = time.perf_counter()
     hypotheses = translator.translate(sources, beam=beam, alpha=alpha, allow_unk=allow_unk, progress=progress)
     scores = dict(
+        **({"split": split} if split else {}),
         sentences=len(pairs),
         **bleu_scores(hypotheses, references, translator.tgt_tok.lang),
         translate_s=time.perf_counter() - start,
@@ -569,7 +571,8 @@ def best_average(
     # the best candidate's checkpoint (weights, no training state); every candidate's score
 ) -> tuple[dict, pd.DataFrame]:
     "The run's last weights, or the mean of its last 2 to `most` snapshots: whichever `score`s best (the first, on a tie)."
-    run, snapshots = Path(run), snapshot_files(run)
+    snapshots = snapshot_files(run)
+    run = Path(run)
     last = [run / "last.pt"] if (run / "last.pt").is_file() else snapshots[-1:]
     if not last:
         raise MissingFileError(

@@ -164,8 +164,7 @@ def evaluate_wmt14(
 ) -> tuple[dict, pd.DataFrame]:  # the scores, and source / reference / hypothesis per sentence
     "Translate a WMT 2014 test set and score it with sacreBLEU."
     pairs = load_wmt14(split, data_dir, translator.src_tok.lang, translator.tgt_tok.lang)
-    scores, outputs = evaluate_pairs(translator, pairs, progress=progress)
-    return dict(split=WMT14_FILES[split], **scores), outputs
+    return evaluate_pairs(translator, pairs, split=WMT14_FILES[split], progress=progress)
 
 
 def finish_wmt14(
