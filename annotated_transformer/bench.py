@@ -37,9 +37,10 @@ from .files import write_atomically
 from .model import EncoderDecoder, TransformerConfig, build_model, load_torch_layer
 from .multi30k import MULTI30K, prepare_multi30k
 from .recipe import PRECISIONS, autocast_dtype, translation_model
+from .scoring import bleu_scores
 from .trainer import ClosedFormLabelSmoothing
 from .training import PAD, Batch, LabelSmoothing, batch_loss, paper_optimizer, update
-from .translation import Translator, bleu_scores
+from .translation import Translator
 
 # %% ../nbs/15_performance.ipynb #acf7a3ce
 class TorchEncoder(nn.Module):

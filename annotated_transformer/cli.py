@@ -47,14 +47,9 @@ from annotated_transformer.recipe import (
 )
 from .runs import run_at_rest
 from .saving import one_writer_at_a_time
+from .scoring import best_average, evaluate_pairs
 from .trainer import lines_shown
-from annotated_transformer.translation import (
-    BaseTranslator,
-    Translator,
-    best_average,
-    evaluate_pairs,
-    translate_stream,
-)
+from .translation import BaseTranslator, Translator, translate_stream
 
 # %% ../nbs/14_cli.ipynb #0f76d09c
 def _add_recipe_options(parser: argparse.ArgumentParser, corpus: Corpus):

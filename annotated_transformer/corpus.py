@@ -29,8 +29,8 @@ from .multi30k import MULTI30K, evaluate, train_multi30k
 from .prepared import PairSource, PreparedCorpus, corpus_key, files_sha256
 from .recipe import Recipe
 from .runs import run_corpus, train_translator
+from .scoring import UNSPACED
 from .trainer import TrainState
-from .translation import UNSPACED
 from .wmt import WMT14, WMT14_FILES, evaluate_wmt14, train_wmt14
 
 # %% ../nbs/12b_corpus.ipynb #a551d05d

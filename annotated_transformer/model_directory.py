@@ -453,44 +453,13 @@ def read_description(
     described: tuple[str, dict] | None = None,
 ) -> dict:  # the description, with the BPE model's bytes under "bpe" where the vocabulary is BPE
     "A model directory's description as `write_description` wrote it, after checking its format, checksums and values."
-    if path.is_file():
-        raise InputError(
-            f"{path} is a file, not a model directory: open a checkpoint with `open_translator`.",
-        )
-    if not path.is_dir():
-        raise MissingFileError(
-            f"{path} is not there: give the model directory that `annotated-transformer export` wrote."
-        )
     own = described or own_description(path)
-    found = own[1]["format"] if own else None
-    if found and found.split("/")[0] != format.split("/")[0]:  # another kind of directory than this reader's
-        raise ModelFileError(
-            f"{path} is a directory of format {found!r}, not {format!r}: open it with `open_translator`, "
-            "which opens every format (on the command line, translate --model)."
-        )
-    no_way_out(path)
+    _check_directory(path, format, own)
     absent = (
         f"{path} holds no {name}: it is not a model directory (`annotated-transformer export` writes one)."
     )
     config = dict(own[1]) if own and own[0] == name else read_model_json(path, name, missing=absent)
-    if not isinstance(config, dict) or config.get("format") != format:
-        found = config.get("format") if isinstance(config, dict) else None
-        raise ModelFileError(
-            f"{path} is a model directory of format {found!r}; this version reads {format!r}.",
-        )
-    if missing := [
-        key for key in ("model", "vocabs", "langs", *(["files"] if files else [])) if key not in config
-    ]:
-        raise ModelFileError(
-            f"{path / name} lacks {', '.join(missing)}: it was cut short or altered. Copy the directory "
-            "again."
-        )
-    # (version 0.4's directories have none)
-    if "sha256" in config and config["sha256"] != description_sha256(config):
-        raise ModelFileError(
-            f"{path / name} was changed after it was written (its checksum no longer matches), so its model "
-            "would not be the one trained: copy the directory again, or export it anew."
-        )
+    _check_whole(path / name, config, format, files)
     # the defaults of what it leaves out, too
     config["model"] = asdict(checked_config(path / name, config["model"]))
     if config.get("vocabulary", "words") not in ("words", "bpe") or not isinstance(
@@ -511,6 +480,46 @@ def read_description(
             f"{path / name} holds languages or vocabularies of the wrong kinds: it was altered.",
         )
     return config
+
+
+def _check_directory(path: Path, format: str, own: tuple[str, dict] | None):
+    "Refuse a path that is a file, is not there, is another format's directory, or is a link out of it."
+    if path.is_file():
+        raise InputError(
+            f"{path} is a file, not a model directory: open a checkpoint with `open_translator`.",
+        )
+    if not path.is_dir():
+        raise MissingFileError(
+            f"{path} is not there: give the model directory that `annotated-transformer export` wrote."
+        )
+    found = own[1]["format"] if own else None
+    if found and found.split("/")[0] != format.split("/")[0]:  # another kind of directory than this reader's
+        raise ModelFileError(
+            f"{path} is a directory of format {found!r}, not {format!r}: open it with `open_translator`, "
+            "which opens every format (on the command line, translate --model)."
+        )
+    no_way_out(path)
+
+
+def _check_whole(where: Path, config: dict, format: str, files: tuple[str, ...]):
+    "Refuse a description of another version's format, one that lacks a part, or one changed since it was written."
+    if not isinstance(config, dict) or config.get("format") != format:
+        found = config.get("format") if isinstance(config, dict) else None
+        raise ModelFileError(
+            f"{where.parent} is a model directory of format {found!r}; this version reads {format!r}.",
+        )
+    if missing := [
+        key for key in ("model", "vocabs", "langs", *(["files"] if files else [])) if key not in config
+    ]:
+        raise ModelFileError(
+            f"{where} lacks {', '.join(missing)}: it was cut short or altered. Copy the directory again."
+        )
+    # (version 0.4's directories have none)
+    if "sha256" in config and config["sha256"] != description_sha256(config):
+        raise ModelFileError(
+            f"{where} was changed after it was written (its checksum no longer matches), so its model "
+            "would not be the one trained: copy the directory again, or export it anew."
+        )
 
 
 def directory_search(

@@ -16,7 +16,8 @@ import pandas as pd
 from .data import load_multi30k
 from .recipe import ParallelData, Recipe, prepare_data
 from .runs import CorpusTrainer
-from .translation import Translator, evaluate_pairs
+from .scoring import evaluate_pairs
+from .translation import Translator
 
 if TYPE_CHECKING:
     import altair as alt  # imported where a chart is drawn

@@ -25,7 +25,8 @@ from .errors import MissingFileError
 from .prepared import files_sha256
 from .recipe import Recipe
 from .runs import CorpusTrainer
-from .translation import Translator, evaluate_pairs
+from .scoring import evaluate_pairs
+from .translation import Translator
 
 # %% ../nbs/12a_wmt.ipynb #47e8f1d0
 WMT14_FILES = {
