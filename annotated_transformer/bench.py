@@ -34,11 +34,11 @@ from .data import load_multi30k
 from .errors import InputError, report_errors
 from .fast_decoding import BeamSearch
 from .files import write_atomically
+from .loss import ClosedFormLabelSmoothing
 from .model import EncoderDecoder, TransformerConfig, build_model, load_torch_layer
 from .multi30k import MULTI30K, prepare_multi30k
 from .recipe import PRECISIONS, autocast_dtype, translation_model
 from .scoring import bleu_scores
-from .trainer import ClosedFormLabelSmoothing
 from .training import PAD, Batch, LabelSmoothing, batch_loss, paper_optimizer, update
 from .translation import Translator
 

@@ -37,6 +37,7 @@ from .errors import InputError, memory_advice, report_errors
 from .fast_decoding import PAPER_PENALTY, changed_search
 from .files import write_atomically
 from .interrupts import terminate_as_interrupt
+from .logs import lines_shown
 from annotated_transformer.recipe import (
     PRECISIONS,
     SCHEDULES,
@@ -48,7 +49,6 @@ from annotated_transformer.recipe import (
 from .runs import run_at_rest
 from .saving import one_writer_at_a_time
 from .scoring import best_average, evaluate_pairs
-from .trainer import lines_shown
 from .translation import BaseTranslator, Translator, translate_stream
 
 # %% ../nbs/14_cli.ipynb #0f76d09c

@@ -19,8 +19,10 @@ from dataclasses import dataclass, fields
 
 import torch
 
+from .budget import BudgetSchedule
 from .errors import InputError, ModelFileError
 from .fast_decoding import MAX_ALPHA
+from .loss import ClosedFormLabelSmoothing
 from .model import EncoderDecoder, TransformerConfig, build_model
 from .names import name_pairs
 from annotated_transformer.tokenization import (
@@ -31,7 +33,6 @@ from annotated_transformer.tokenization import (
     encode_pairs,
     train_bpe,
 )
-from .trainer import BudgetSchedule, ClosedFormLabelSmoothing
 from .training import PAD, paper_optimizer, rate
 
 # %% ../nbs/08a_recipe.ipynb #93974d7d

@@ -28,6 +28,7 @@ import torch
 
 from .averaging import SNAPSHOT_KINDS, save_weights, snapshot_files
 from .batches import epoch_batches
+from .budget import over_budget
 from .checkpoints import Checkpoints, load_checkpoint, read_checkpoint
 from .cpu import use_cpu_speedups
 from .data import PairStream
@@ -40,6 +41,7 @@ from annotated_transformer.errors import (
 )
 from .fast_decoding import BeamSearch, search_config
 from .files import lock_or_refuse, write_atomically, write_error
+from .logs import logger
 from .model import EncoderDecoder
 from .names import NAME_PAIRS, with_name_pairs
 from annotated_transformer.prepared import (
@@ -64,16 +66,7 @@ from annotated_transformer.recipe import (
     translation_model,
 )
 from .tokenization import BPE_TRAINING, Vocabularies
-from annotated_transformer.trainer import (
-    SINGLE,
-    Hook,
-    PlanReport,
-    Processes,
-    Trainer,
-    TrainState,
-    logger,
-    over_budget,
-)
+from .trainer import SINGLE, Hook, PlanReport, Processes, Trainer, TrainState
 from .training import PAD, LabelSmoothing, batch_loss
 
 # %% ../nbs/08b_runs.ipynb #07dd7ab6
