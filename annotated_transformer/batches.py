@@ -164,8 +164,7 @@ def sampled_loader(
 # %% ../nbs/07b_batches.ipynb #50e4982a
 def epoch_batches(
     loader: DataLoader,
-    # (epoch, start) -> its batches from the start-th on, as the `Trainer` takes them
-) -> Callable[..., DataLoader]:
+) -> Callable[..., DataLoader]:  # (epoch, start) -> batches from the start-th on
     "A `make_batches` for a training run: `loader` (from `batch_loader`), set to the epoch asked for."
 
     def make_batches(epoch: int, start: int = 0) -> DataLoader:  # the batches before `start` are never made

@@ -32,20 +32,14 @@ from .copy_task import train_copy_task
 from .corpus import CORPORA, Corpus, read_pairs
 from .cpu import keep_freed_memory
 from .data import MULTI30K_SPLITS, check_split
+from .devices import PRECISIONS, named_device
 from .distributed import distributed
 from .errors import InputError, memory_advice, report_errors
 from .fast_decoding import PAPER_PENALTY, changed_search
 from .files import write_atomically
 from .interrupts import terminate_as_interrupt
 from .logs import lines_shown
-from annotated_transformer.recipe import (
-    PRECISIONS,
-    SCHEDULES,
-    VOCABULARIES,
-    Recipe,
-    named_device,
-    saved_recipe,
-)
+from .recipe import SCHEDULES, VOCABULARIES, Recipe, saved_recipe
 from .runs import run_at_rest
 from .saving import one_writer_at_a_time
 from .scoring import best_average, evaluate_pairs

@@ -218,8 +218,7 @@ def corpus_pairs(
     train: Sequence[str | Path],  # as `read_pairs` takes them
     val: Sequence[str | Path] | None = None,  # the same; None: held out from `train`
     val_size: int | None = None,  # with no `val`: pairs to hold out (see `hold_out`)
-    # "train" pairs, read anew as a `PairStream`; "val" pairs, in a list
-) -> dict[str, Iterable[tuple[str, str]]]:
+) -> dict[str, Iterable[tuple[str, str]]]:  # "train": a `PairStream`, read anew; "val": a list
     "A user's corpus as a run reads it: training pairs, and validation pairs read from `val` or held out."
     _one_validation(val, val_size)
     pairs = PairStream(lambda: iter_pairs(train))

@@ -140,8 +140,7 @@ def report_errors(
     command: Callable[[], object],
     # the process ends after it (a program's `main`): a second Ctrl-C then ends it at once
     exiting: bool = False,
-    # the exit status: 0; 2 after an error a user can fix; 1 after a bug; 130 interrupted; 141 reader gone
-) -> int:
+) -> int:  # exit status: 0; 2 a user's error; 1 a bug; 130 interrupted; 141 reader gone
     "Run `command`: an error a user can fix becomes one line on stderr; a bug, its traceback and where to report it."
     try:
         command()

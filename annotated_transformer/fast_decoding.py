@@ -147,8 +147,7 @@ def batch_beam_search(
     max_extra: int = MAX_EXTRA,  # an output has at most its input's length + this many tokens, </s> included
     incremental: bool = True,  # use the key-value cache
     unk: int | None = None,  # a token never output (the vocabulary's <unk>); None: any token may be
-    # best hypotheses (batch, T) from <s>, padded after </s>; their scores s(Y, X) (batch,)
-) -> tuple[Tensor, Tensor]:
+) -> tuple[Tensor, Tensor]:  # best (batch, T) from <s>, padded after </s>; scores s(Y, X) (batch,)
     "`decoding.beam_search` for a whole batch, with the key-value cache, dropping sentences as they finish."
     # (batch * k,) each row's sentence
     rows = torch.arange(src.size(0), device=src.device).repeat_interleave(beam)

@@ -572,8 +572,7 @@ def read_pretrained(
     path: str | Path,  # a model directory written by `write_pretrained`
     # `own_description(path)`, where the caller read it; None: read here
     described: tuple[str, dict] | None = None,
-    # model, config, vocabs, langs, search (a `BeamSearch`), and bpe: what `Translator.from_saved` reads
-) -> Checkpoint:
+) -> Checkpoint:  # model, config, vocabs, langs, search, bpe: what `Translator.from_saved` reads
     "The contents of a model directory, after checking its format and its weights' checksum."
     path = Path(path)
     config = read_description(path, described=described)

@@ -30,6 +30,7 @@ from .budget import over_budget
 from .checkpoints import Checkpoints, load_checkpoint, read_checkpoint
 from .cpu import use_cpu_speedups
 from .data import PairStream
+from .devices import autocast_dtype, default_device
 from annotated_transformer.errors import (
     DataError,
     InputError,
@@ -53,8 +54,6 @@ from annotated_transformer.prepared import (
 from annotated_transformer.recipe import (
     ParallelData,
     Recipe,
-    autocast_dtype,
-    default_device,
     learn_vocabularies,
     recipe_criterion,
     recipe_optimizer,
@@ -127,8 +126,7 @@ def run_recipe(
     recipe: Recipe | None,  # what was asked for; None when resuming: the run's own
     resume: bool,
     start_over: bool = False,  # a new run, where the files of an old one may be (to be deleted)
-    # the recipe to follow, and the checkpoint to resume from (None for a new run)
-) -> tuple[Recipe, dict | None]:
+) -> tuple[Recipe, dict | None]:  # the recipe to follow; the checkpoint to resume (None: a new run)
     "Check a request to start or resume the run in `out` against what is there."
     last = out / "last.pt"
     if links := [out / name for name in LINKED if (out / name).is_symlink()]:
@@ -304,8 +302,7 @@ def run_data(
     source: PairSource,
     saved: dict | None,  # a resumed run's checkpoint: its vocabularies and the digest of its pairs
     processes: Processes,
-    # the splits as token ids on disk, with their vocabularies; the corpus
-) -> tuple[ParallelData, PreparedCorpus]:
+) -> tuple[ParallelData, PreparedCorpus]:  # the splits as ids on disk, with vocabularies; the corpus
     "The training and validation pairs of a run, prepared once (`run_corpus`), the same in every process."
     corpus = run_corpus(recipe, source, saved)
     digest = corpus.manifest["pairs_sha256"]

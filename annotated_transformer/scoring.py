@@ -123,8 +123,7 @@ def best_average(
     device: torch.device | str | None = None,
     # the search `score` translates with; None: the one the run's checkpoints store
     search: Search | None = None,
-    # the best candidate's checkpoint (weights, no training state); every candidate's score
-) -> tuple[dict, pd.DataFrame]:
+) -> tuple[dict, pd.DataFrame]:  # the best one's checkpoint (weights alone); each one's score
     "The run's last weights, or the mean of its last 2 to `most` snapshots: whichever `score`s best (the first, on a tie)."
     snapshots = snapshot_files(run)
     run = Path(run)

@@ -26,6 +26,7 @@ from .batches import TokenBudgetSampler, collate
 from .checkpoints import read_checkpoint
 from .cpu import int8_linears
 from .decoding import MAX_EXTRA
+from .devices import default_device
 from annotated_transformer.errors import (
     DataError,
     InputError,
@@ -43,7 +44,6 @@ from annotated_transformer.model_directory import (
     saved_search,
     write_pretrained,
 )
-from .recipe import default_device
 from .saving import Format, copy_export, write_directory
 from .tokenization import BPETokenizer, Tokenizer, Vocab
 from .training import BOS, EOS, Batch
@@ -324,8 +324,7 @@ class Translator(BaseTranslator):
         self,
         sentences: list[str],  # source sentences, one per item
         max_tokens: int = 4000,  # source tokens per batch, padding included
-        # per batch: the indices of its sentences, and the batch on the model's device
-    ) -> list[tuple[list[int], Batch]]:
+    ) -> list[tuple[list[int], Batch]]:  # per batch: its sentences' indices, the batch on the device
         "The sentences tokenized, encoded and batched by length, ready for `self.search`."
         ids = self.encode(sentences)
         return [

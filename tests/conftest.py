@@ -32,9 +32,8 @@ def multi30k() -> Path:
     Without the data, a test that needs it fails under CI=true (a CI machine must provide the files) and is skipped
     elsewhere, with the package's own message on how to provide them."""
     try:
-        return multi30k_dir(
-            url="file:///the-tests-never-download/", progress=False
-        )  # a download here always fails
+        # a download here always fails
+        return multi30k_dir(url="file:///the-tests-never-download/", progress=False)
     except (FileNotFoundError, DownloadError) as e:
         message = f"The tests never download Multi30k. {e}"
     if os.environ.get("CI") == "true":

@@ -85,9 +85,8 @@ def made_up_pairs(split: str) -> list[tuple[str, str]]:
     "All (German, English) pairs of `split` ('train', 'val' or 'test'): each pair in one split only, in a fixed order."
     parts = list(itertools.product(WHO, DOES, HOW, WHERE))
     random.Random(0).shuffle(parts)
-    named = lambda i, who: (
-        (_name(i), _name(i), True) if i % 10 == 9 else who
-    )  # every tenth sentence, someone named
+    # every tenth sentence, someone named
+    named = lambda i, who: (_name(i), _name(i), True) if i % 10 == 9 else who
     pairs = [_pair(named(i, who), *rest) for i, (who, *rest) in enumerate(parts)]
     return {"val": pairs[:HELD_OUT], "test": pairs[HELD_OUT : 2 * HELD_OUT], "train": pairs[2 * HELD_OUT :]}[
         split
@@ -103,9 +102,8 @@ def write_corpus(
     directory: Path,
     train: int = 3000,  # pairs in the training split
     test: int = 200,  # pairs in each of the other two
-    names: tuple[
-        str, str, str
-    ] = MULTI30K_SPLITS,  # the file names' stems for training, validation and test data
+    # the file names' stems for training, validation and test data
+    names: tuple[str, str, str] = MULTI30K_SPLITS,
 ) -> Path:
     "The made-up corpus as plain text files, `STEM.de` and `STEM.en`, by default under Multi30k's names."
     directory.mkdir(parents=True, exist_ok=True)

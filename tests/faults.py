@@ -4,7 +4,8 @@ signal, a crash), rather than racing it with a clock."""
 import sys
 from pathlib import Path
 
-MAIN = "import sys\nfrom annotated_transformer.cli import main\nsys.exit(main())\n"  # as the installed command calls it
+# as the installed command calls it
+MAIN = "import sys\nfrom annotated_transformer.cli import main\nsys.exit(main())\n"
 
 KILLED_AFTER_FIRST_CHECKPOINT = """
 import os, signal

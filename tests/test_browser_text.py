@@ -20,22 +20,18 @@ from annotated_transformer.data import load_multi30k
 from annotated_transformer.onnx_format import bpe_rules, detokenizer_rules, tokenizer_rules
 from annotated_transformer.tokenization import BPETokenizer, Tokenizer, train_bpe
 
-pytestmark = pytest.mark.xdist_group(
-    "test_browser_text"
-)  # its module-scoped fixture runs Node once, on one worker
+# its module-scoped fixture runs Node once, on one worker
+pytestmark = pytest.mark.xdist_group("test_browser_text")
 
 ROOT = Path(__file__).resolve().parent.parent
 TEXT_JS, BPE_JS = (ROOT / "docs" / "_static" / "try" / name for name in ("text.js", "bpe.js"))
 LANGS, SPLITS = ("de", "en"), ("val", "test_2016_flickr")
 KINDS = ("tokenize", "detokenize", "bpe tokenize", "bpe detokenize")
 CHECKS = [(kind, lang, split) for kind in KINDS for lang in LANGS for split in SPLITS]
-CHECKS += [
-    ("bpe tokenize", "every", "character"),
-    ("bpe detokenize", "every", "character"),
-]  # each of Unicode's
-EVERY_CHARACTER = [
-    f"a{chr(c)}b" for c in range(sys.maxunicode + 1) if not 0xD800 <= c < 0xE000
-]  # but surrogates
+# each of Unicode's
+CHECKS += [("bpe tokenize", "every", "character"), ("bpe detokenize", "every", "character")]
+# but surrogates
+EVERY_CHARACTER = [f"a{chr(c)}b" for c in range(sys.maxunicode + 1) if not 0xD800 <= c < 0xE000]
 MIN_IDENTICAL = 0.995
 
 # Node's side: text.js's classes over each check's inputs, all read from and written to JSON files.
@@ -90,9 +86,8 @@ def outputs(multi30k, tmp_path_factory) -> dict:
     every_piece = bpe_de.tokenize_all(EVERY_CHARACTER)  # between two letters: the normalisation
     inputs["bpe tokenize", "every", "character"] = EVERY_CHARACTER
     expected["bpe tokenize", "every", "character"] = every_piece
-    inputs["bpe detokenize", "every", "character"] = every_piece[
-        ::16
-    ]  # a sixteenth of them: mostly bytes' pieces
+    # a sixteenth of them: mostly bytes' pieces
+    inputs["bpe detokenize", "every", "character"] = every_piece[::16]
     expected["bpe detokenize", "every", "character"] = [bpe_de.detokenize(p) for p in every_piece[::16]]
     tmp = tmp_path_factory.mktemp("browser-text")
     checks = [

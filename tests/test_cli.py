@@ -54,9 +54,8 @@ def train_state(checkpoint: Path) -> dict:
 def test_console_script_help(capsys, monkeypatch):
     """The installed `annotated-transformer` script exists and its help lists the commands; each command's help works
     (through `cli.main`, in this process: the script's own start is checked once)."""
-    monkeypatch.setenv(
-        "COLUMNS", "80"
-    )  # argparse wraps its help to the terminal's width, here and in the script
+    # argparse wraps its help to the terminal's width, here and in the script
+    monkeypatch.setenv("COLUMNS", "80")
     script = Path(sys.executable).parent / "annotated-transformer"
     top = subprocess.run([script, "--help"], capture_output=True, text=True, check=True).stdout
 
@@ -165,15 +164,13 @@ def test_each_kind_of_user_error_is_one_line(interrupted_and_resumed, corpus, tm
         ["evaluate", "--checkpoint", str(tmp_path / "garbage.pt"), *own],
         "Could not read the checkpoint",
     )
-    one_line(
-        capsys, ["evaluate", "--checkpoint", str(tmp_path / "none.pt"), *own], "No checkpoint at"
-    )  # MissingFile
+    # MissingFile
+    one_line(capsys, ["evaluate", "--checkpoint", str(tmp_path / "none.pt"), *own], "No checkpoint at")
     train = ["train", "multi30k", "--data-dir", str(corpus), "--out", str(interrupted_and_resumed), *TINY]
     one_line(capsys, train, "already holds a run")  # OutputInUseError
     with patch("os.replace", side_effect=OSError(errno.ENOSPC, "No space left on device")):  # a full disk
-        one_line(
-            capsys, [*evaluate, *own, "--hypotheses", str(tmp_path / "h.txt")], "is the disk full"
-        )  # WriteError
+        # WriteError
+        one_line(capsys, [*evaluate, *own, "--hypotheses", str(tmp_path / "h.txt")], "is the disk full")
     with monkeypatch.context() as env:  # no data given, no network: the download fails
         env.delenv("MULTI30K_DIR", raising=False)
         env.setenv("ANNOTATED_TRANSFORMER_CACHE", str(tmp_path / "cache"))
@@ -195,9 +192,8 @@ def test_each_kind_of_user_error_is_one_line(interrupted_and_resumed, corpus, tm
             "pip install",
         )
     hung = WaitTimeoutError("Process 1 waited 30 minutes for the others, and one did not answer.")
-    with patch(
-        "annotated_transformer.runs.Trainer.fit", side_effect=hung
-    ):  # what a process of torchrun would meet
+    # what a process of torchrun would meet
+    with patch("annotated_transformer.runs.Trainer.fit", side_effect=hung):
         one_line(
             capsys,
             ["train", "multi30k", "--data-dir", str(corpus), "--out", str(tmp_path / "r"), *TINY],
@@ -463,9 +459,8 @@ def test_your_own_corpus_end_to_end(tmp_path: Path):
     tsv = ["--train", str(data / "train.tsv"), "--src-lang", "en", "--tgt-lang", "de"]
     cli("train", "corpus", *tsv, "--out", str(tmp_path / "tsv"), *tiny)
     weights = [torch.load(tmp_path / run / "last.pt", weights_only=True)["model"] for run in ("files", "tsv")]
-    assert all(
-        torch.equal(weights[0][name], weights[1][name]) for name in weights[0]
-    )  # the same pairs, the same run
+    # the same pairs, the same run
+    assert all(torch.equal(weights[0][name], weights[1][name]) for name in weights[0])
     assert "into" in cli("average", str(tmp_path / "tsv"), "--last", "2").stdout
     model = str(tmp_path / "tsv" / "average_2.pt")
     translated = cli("translate", "--model", model, input="A dog runs in the snow.\n\n").stdout

@@ -34,9 +34,8 @@ def test_two_processes_train_as_one_accumulating_their_batches(tmp_path: Path):
     history = run(
         model, optimizer, scheduler, loader, accum_iter=2
     )  # batches 2k and 2k+1 in update k, as the two processes had them
-    assert (
-        history.epoch.iloc[-1] == 1
-    )  # the updates went past the end of an epoch, where the processes drop a batch
+    # the updates went past the end of an epoch, where the processes drop a batch
+    assert history.epoch.iloc[-1] == 1
     for name, weights in model.state_dict().items():
         torch.testing.assert_close(ranks[0][name], weights, rtol=1e-5, atol=1e-6, msg=name)
 
@@ -56,9 +55,8 @@ def test_an_interrupted_two_process_run_resumes_exactly(tmp_path: Path):
     per_process = 135  # batches an epoch: each process half of the 270 of this corpus at TINY's sizes
     assert "2 process(es)" in result.stdout and f"{per_process} batches per epoch" in result.stdout
     encoders = {line for line in result.stderr.splitlines() if line.endswith(" encodes")}  # "rank N encodes"
-    assert len(encoders) == 1, result.stderr[
-        -3000:
-    ]  # one process encoded; the other waited, then mapped the files
+    # one process encoded; the other waited, then mapped the files
+    assert len(encoders) == 1, result.stderr[-3000:]
     script = script_with_fault(NEVER_ENCODES + KILLED_AFTER_FIRST_CHECKPOINT, tmp_path / "killed.py")
     killed = subprocess.run(
         [*TORCHRUN, str(script), *cli, "--out", str(interrupted)], cwd=ROOT, env=env, timeout=600
@@ -104,9 +102,8 @@ def test_a_process_that_stops_answering_is_given_up_on(tmp_path: Path):
         "    dist.barrier()\n"
     )
     result = subprocess.run([*TORCHRUN, str(script)], capture_output=True, text=True, cwd=ROOT, env=ENV)
-    assert (
-        result.returncode != 0
-    )  # had the timeout not worked, the barrier would have passed after the minute's sleep
+    # had the timeout not worked, the barrier would have passed after the minute's sleep
+    assert result.returncode != 0
     assert "Process 0 waited 0.1 minutes for the others, and one did not answer" in result.stderr, (
         result.stderr[-3000:]
     )

@@ -33,9 +33,8 @@ from annotated_transformer.formats import open_translator
 from annotated_transformer.model_directory import description_sha256
 from annotated_transformer.translation import translate_stream
 
-pytestmark = pytest.mark.xdist_group(
-    "test_hostile"
-)  # its module-scoped fixtures are built once, on one worker
+# its module-scoped fixtures are built once, on one worker
+pytestmark = pytest.mark.xdist_group("test_hostile")
 
 ROOT = Path(__file__).resolve().parent.parent
 TINY = "--N 1 --d-model 32 --d-ff 64 --h 2 --bpe-size 800 --epochs 1 --no-progress".split()
@@ -82,11 +81,8 @@ def run(tmp_path_factory) -> Path:
     "A trained tiny run of the Multi30k recipe (one epoch on the tests' corpus), of Eq. (3)'s schedule: it extends."
     home = tmp_path_factory.mktemp("hostile")
     data = write_corpus(home / "data", train=2000, test=50)
-    eq3 = [
-        *TINY,
-        "--schedule",
-        "eq3",
-    ]  # a finished run of the recipe's planned schedule cannot be extended (test_cli)
+    # a finished run of the recipe's planned schedule cannot be extended (test_cli)
+    eq3 = [*TINY, "--schedule", "eq3"]
     result = cli(
         "train", "multi30k", "--data-dir", str(data), "--out", str(home / "run"), *eq3, capture_output=True
     )
@@ -125,9 +121,8 @@ def test_translate_with_a_standard_stream_closed_says_so(run: Path, closed: str,
     command = (
         f"{sys.executable} -m annotated_transformer.cli translate --checkpoint {run / 'last.pt'} {closed}"
     )
-    result = subprocess.run(
-        ["bash", "-c", command], capture_output=True, text=True, cwd=ROOT
-    )  # bash closes it
+    # bash closes it
+    result = subprocess.run(["bash", "-c", command], capture_output=True, text=True, cwd=ROOT)
     clear_error(result, 2, phrase)
 
 
@@ -332,9 +327,8 @@ def test_a_run_directory_belongs_to_one_run(run: Path, tmp_path: Path):
     )
     assert started.returncode == 0, started.stderr
     assert sorted(p.name for p in out.glob("*.pt")) == ["epoch_01.pt", "last.pt"]
-    (out / "epoch_00.pt").write_bytes(
-        (run / "epoch_01.pt").read_bytes()
-    )  # another run's snapshot, slipped in
+    # another run's snapshot, slipped in
+    (out / "epoch_00.pt").write_bytes((run / "epoch_01.pt").read_bytes())
     averaged = cli("average", str(out), "--last", "1", capture_output=True, text=True)
     assert averaged.returncode == 0 and "averaged epoch_01.pt into" in averaged.stdout, (
         averaged.stdout + averaged.stderr
@@ -369,10 +363,8 @@ def test_average_refuses_the_weights_of_two_runs(run: Path, tmp_path: Path):
     [
         (lambda s: s["model"].pop("generator.proj.bias"), "do not fit its configuration"),
         (lambda s: s["vocabs"]["src"].pop(), "holds vocabularies of"),
-        (
-            lambda s: s["config"].update(d_model=2**30, d_ff=2**30),
-            "do not fit its configuration",
-        ),  # nothing allocated
+        # nothing allocated
+        (lambda s: s["config"].update(d_model=2**30, d_ff=2**30), "do not fit its configuration"),
         (lambda s: s["config"].update(h=7), "configuration that is not valid"),
         (lambda s: s.update(bpe=b"not a sentencepiece model"), "cannot be loaded"),
     ],
@@ -418,15 +410,13 @@ def test_a_second_run_in_a_busy_directory_is_refused_and_the_first_finishes(run:
         text=True,
     )
     deadline = time.monotonic() + 60
-    while (
-        not (out / ".lock").exists() or not (out / ".lock").read_text().strip()
-    ):  # the first holds the directory
+    # the first holds the directory
+    while not (out / ".lock").exists() or not (out / ".lock").read_text().strip():
         assert time.monotonic() < deadline and first.poll() is None, first.communicate()
         time.sleep(0.2)
     second = cli(*args, "--seed", "1", capture_output=True, text=True)
-    clear_error(
-        second, 2
-    )  # whichever it meets first: the first run's lock, or the files it has begun to write
+    # whichever it meets first: the first run's lock, or the files it has begun to write
+    clear_error(second, 2)
     assert "Another training run (process" in second.stderr or "already holds a run" in second.stderr, (
         second.stderr
     )
@@ -787,9 +777,8 @@ def test_a_run_resumes_after_a_crash_cut_its_last_metrics_line(run: Path, tmp_pa
         "train", "multi30k", "--data-dir", str(run.parent / "data"), *resumed, capture_output=True, text=True
     )
     assert result.returncode == 0, result.stderr
-    records = [
-        json.loads(line) for line in (copy / "metrics.jsonl").read_text().splitlines()
-    ]  # every line whole
+    # every line whole
+    records = [json.loads(line) for line in (copy / "metrics.jsonl").read_text().splitlines()]
     assert max(r["epoch"] for r in records) == 2, records[-1]
 
 
@@ -867,9 +856,8 @@ def test_a_second_ctrl_c_while_a_command_exits_ends_it_at_once(tmp_path: Path):
         text=True,
         preexec_fn=_interruptible,
     )
-    said = [
-        process.stderr.readline() for _ in range(2)
-    ]  # "", then the line (which starts on a line of its own)
+    # "", then the line (which starts on a line of its own)
+    said = [process.stderr.readline() for _ in range(2)]
     process.send_signal(signal.SIGINT)  # while it exits
     _, rest = process.communicate(timeout=20)  # at once, not after the exit handler's 30 s
     assert said[1].startswith("interrupted: nothing was saved") and rest == "", (said, rest)
@@ -888,9 +876,8 @@ def test_a_run_told_to_stop_saves_its_last_update(run: Path, tmp_path: Path, sto
         subprocess.CompletedProcess([], process.returncode, "", err), 130, "continue it with --resume"
     )
     saved = torch.load(out / "last.pt", weights_only=False)["train_state"]
-    assert saved["step"] == _updates(out) >= 5 and f"after update {saved['step']} in" in err, (
-        err
-    )  # nothing lost
+    # nothing lost
+    assert saved["step"] == _updates(out) >= 5 and f"after update {saved['step']} in" in err, err
     more = ["--resume", "--epochs", str(saved["epoch"] + 1)]
     resumed = cli(
         "train", "multi30k", "--data-dir", str(data), "--out", str(out), *more, capture_output=True, text=True
@@ -950,10 +937,8 @@ def test_an_interrupted_translation_keeps_the_lines_it_wrote(run: Path, tmp_path
         )
         first = process.stdout.readline()  # the first chunk is written
         process.send_signal(signal.SIGINT)
-        rest, err = (
-            process.stdout.read(),
-            process.stderr.read(),
-        )  # (the file objects: they hold what readline read)
+        # (the file objects: they hold what readline read)
+        rest, err = process.stdout.read(), process.stderr.read()
         process.wait(timeout=60)
     written = len((first + rest).splitlines())
     clear_error(subprocess.CompletedProcess([], process.returncode, "", err), 130)
@@ -1028,10 +1013,8 @@ def _settings(**values):
         (_setting("d_k", 0), "holds d_k = 0"),
         (_setting("dropout", float("nan")), "holds dropout = nan"),
         (_setting("N", 10**6), "holds N = 1000000 layers but"),
-        (
-            _settings(src_vocab=2**62, tgt_vocab=2**62),
-            "holds a model too large to build",
-        ),  # one shared vocabulary
+        # one shared vocabulary
+        (_settings(src_vocab=2**62, tgt_vocab=2**62), "holds a model too large to build"),
         (_setting("src_vocab", 2**62), "share_embeddings needs one vocabulary for both sides"),
         pytest.param(
             _setting("max_len", 10**12),
@@ -1121,9 +1104,8 @@ def _external_data_outside(directory: Path):
     from onnx.external_data_helper import convert_model_to_external_data
 
     graph = onnx.load(directory / "encoder.onnx")
-    convert_model_to_external_data(
-        graph, location="weights.data", size_threshold=0
-    )  # (onnx refuses to write '..')
+    # (onnx refuses to write '..')
+    convert_model_to_external_data(graph, location="weights.data", size_threshold=0)
     onnx.save_model(graph, directory / "encoder.onnx")
     (directory / "weights.data").rename(directory.parent / "weights.data")
     graph = onnx.load(directory / "encoder.onnx", load_external_data=False)
@@ -1316,9 +1298,8 @@ def test_a_corpus_that_cannot_train_says_why(tmp_path: Path, files: dict[str, by
         "train", "corpus", *given, "--out", str(tmp_path / "run"), *TINY, capture_output=True, text=True
     )
     clear_error(result, 2, *phrases)
-    assert not (
-        tmp_path / "run"
-    ).exists()  # refused: no directory left behind (on 2660d33, one holding .lock)
+    # refused: no directory left behind (on 2660d33, one holding .lock)
+    assert not (tmp_path / "run").exists()
 
 
 def test_a_validation_set_that_is_the_training_set_is_refused(tmp_path: Path):
@@ -1407,9 +1388,8 @@ def test_an_export_interrupted_while_its_files_move_moves_them_all(run: Path, tm
 
     interrupted.done = False
     monkeypatch.setattr(os, "replace", interrupted)
-    handler = signal.signal(
-        signal.SIGINT, signal.default_int_handler
-    )  # as at a terminal (a test worker may ignore it)
+    # as at a terminal (a test worker may ignore it)
+    handler = signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
         clear_error(
             cli("export", str(run), "--out", str(out), capture_output=True, text=True), 130, "interrupted"
@@ -1476,19 +1456,16 @@ def test_a_model_into_japanese_is_scored_by_characters(tmp_path: Path):
         "1",
         *test,
     ]
-    assert (
-        cli(*exported, capture_output=True).returncode == 0
-    )  # export --score too (on f908e24 the same ImportError)
+    # export --score too (on f908e24 the same ImportError)
+    assert cli(*exported, capture_output=True).returncode == 0
     assert "tok:char" in (tmp_path / "model" / "README.md").read_text(encoding="utf-8")
 
 
 def test_an_onnx_export_the_page_cannot_detokenize_is_refused(tmp_path: Path):
     """A model into French exported for the browser, whose detokenizer lacks Moses' own rules for French: refused,
     naming the languages it lacks, and nothing written (on 2660d33 it was written, and the page failed on first use)."""
-    for lang, text in (
-        ("en", "en"),
-        ("fr", "de"),
-    ):  # German named French: only the languages the names give matter
+    # German named French: only the languages the names give matter
+    for lang, text in (("en", "en"), ("fr", "de")):
         (tmp_path / f"train.{lang}").write_text(
             "".join(s + "\n" for s in first_lines("train", text, 300)), "utf-8"
         )
@@ -1551,9 +1528,8 @@ def _left_behind(disk: Path) -> list[str]:
 
 
 WRITERS = ["train", "resume", "average", "evaluate", "prepare"]
-WRITERS += [
-    f"export {form}" for form in ("native", "ctranslate2", "onnx", "transformers")
-]  # the run's BPE: all four
+# the run's BPE: all four
+WRITERS += [f"export {form}" for form in ("native", "ctranslate2", "onnx", "transformers")]
 
 
 @pytest.mark.parametrize(  # a full disk, and room for a start that the write then outgrows
@@ -1607,9 +1583,8 @@ def test_every_writer_on_a_full_disk_says_so_and_keeps_what_was_there(
     }.get(command) or ["export", str(run), "--out", str(small_disk / "model"), "--format", command.split()[1]]
     if command == "prepare":  # into a cache on the full disk (the others reuse the one the run prepared)
         monkeypatch.setenv("ANNOTATED_TRANSFORMER_CACHE", str(small_disk / "cache"))
-    alone = (
-        dict(stdin=subprocess.DEVNULL) if command in ("train", "resume") else {}
-    )  # a thread's traceback shows
+    # a thread's traceback shows
+    alone = dict(stdin=subprocess.DEVNULL) if command in ("train", "resume") else {}
     result = cli(*args, capture_output=True, text=True, **alone)
     if command == "evaluate":  # its progress bar, above the line
         result.stderr = "".join(line for line in result.stderr.splitlines(True) if "batch/s]" not in line)
@@ -1639,8 +1614,6 @@ def test_translate_onto_a_real_full_disk_keeps_whole_lines(run: Path, small_disk
     said = result.stderr.decode()
     whole = int(said.split("Its first ")[1].split(" lines")[0].replace(",", ""))
     lines = (small_disk / "out.txt").read_text().split("\n")
-    assert 0 < whole < 300 and len(lines) in (whole + 1, whole + 2), (
-        whole,
-        len(lines),
-    )  # a last line may be torn
+    # a last line may be torn
+    assert 0 < whole < 300 and len(lines) in (whole + 1, whole + 2), (whole, len(lines))
     assert f"from input line {whole + 1}." in said

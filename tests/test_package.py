@@ -16,9 +16,8 @@ from corpora import write_corpus
 
 from annotated_transformer import __version__
 
-pytestmark = pytest.mark.xdist_group(
-    "test_package"
-)  # its module-scoped fixtures are built once, on one worker
+# its module-scoped fixtures are built once, on one worker
+pytestmark = pytest.mark.xdist_group("test_package")
 
 ROOT = Path(__file__).resolve().parent.parent
 MODULES = sorted(p.stem for p in (ROOT / "annotated_transformer").glob("[!_]*.py"))

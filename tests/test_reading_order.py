@@ -63,9 +63,8 @@ def test_cell_markers_are_read():
         "data",
     }
     assert imported_modules("from annotated_transformer import training", False) == {"training"}
-    assert (
-        imported_modules("from .model import X", False) == set()
-    )  # relative imports only count in the package
+    # relative imports only count in the package
+    assert imported_modules("from .model import X", False) == set()
 
 
 @pytest.mark.parametrize("module", MODULES)
@@ -97,9 +96,8 @@ def test_notebook_imports_only_what_earlier_notebooks_export(notebook: str):
 
 @pytest.mark.parametrize("module", MODULES)
 def test_rooms_a_maintainer_can_hold(module: str):
-    source = (
-        PACKAGE / f"{module}.py"
-    ).read_text()  # a module is as long as its one job needs; a function is not
+    # a module is as long as its one job needs; a function is not
+    source = (PACKAGE / f"{module}.py").read_text()
     long = [
         f"{node.name} ({node.end_lineno - node.lineno + 1} lines)"
         for node in ast.walk(ast.parse(source))
@@ -109,7 +107,8 @@ def test_rooms_a_maintainer_can_hold(module: str):
     assert not long, f"{module}.py: functions over {MAX_FUNCTION_LINES} lines: {', '.join(long)}"
 
 
-BUILT_IN = {  # what the machine's half may raise besides the errors module's kinds: a bug's or Python's protocols
+# what the machine's half may raise besides the errors module's kinds: a bug's or Python's protocols
+BUILT_IN = {
     "AttributeError",  # a module's __getattr__
     "KeyboardInterrupt",  # Ctrl-C, passed on
     "NotImplementedError",  # a method a subclass provides, or a case our code does not handle
@@ -130,7 +129,8 @@ def test_every_error_for_the_user_has_the_packages_kind(module: str):
         for name, value in vars(errors).items()
         if isinstance(value, type) and issubclass(value, Exception)
     }
-    makers = {  # the package's functions that make one of its errors, e.g. `write_error(path, e) -> WriteError`
+    # the package's functions that make one of its errors, e.g. `write_error(path, e) -> WriteError`
+    makers = {
         node.name
         for other in MODULES
         for node in ast.walk(ast.parse((PACKAGE / f"{other}.py").read_text()))
@@ -155,8 +155,8 @@ def test_no_module_imports_another_modules_private_names(module: str):
         for node in ast.walk(ast.parse((PACKAGE / f"{module}.py").read_text()))
         if isinstance(node, ast.ImportFrom)
         and (node.level == 1 or (node.module or "").startswith("annotated_transformer"))
-        and (node.module or "").rpartition(".")[2]
-        != module  # a module's own (bench's child process imports its own)
+        # a module's own (bench's child process imports its own)
+        and (node.module or "").rpartition(".")[2] != module
         for alias in node.names
         if alias.name.startswith("_") and not alias.name.startswith("__")
     ]

@@ -22,9 +22,8 @@ from pathlib import Path
 import pytest
 from corpora import first_lines, write_corpus, write_wmt14_stand_in
 
-pytestmark = pytest.mark.xdist_group(
-    "test_readme"
-)  # its module-scoped fixtures are built once, on one worker
+# its module-scoped fixtures are built once, on one worker
+pytestmark = pytest.mark.xdist_group("test_readme")
 
 ROOT = Path(__file__).resolve().parent.parent
 VENV = Path(sys.prefix)
@@ -47,10 +46,8 @@ TINY = [  # (pattern, replacement): the README's sizes, made tiny; nothing else 
         r"(train wmt14 .*?)(?=\s*(#|$))",
         rf"\1 {TINY_MODEL} --max-tokens 1000 --steps 12 --snapshot-minutes 0.0001",
     ),
-    (
-        r"(prepare wmt14 .*?)(?=\s*(#|$))",
-        r"\1 --bpe-size 800",
-    ),  # as the train command's, so that it finds this corpus
+    # as the train command's, so that it finds this corpus
+    (r"(prepare wmt14 .*?)(?=\s*(#|$))", r"\1 --bpe-size 800"),
     (r"--nproc_per_node=8", "--nproc_per_node=2"),
 ]
 NOT_RUN = {  # a phrase of the block: why it is not run here
@@ -81,22 +78,17 @@ def test_what_is_not_run_is_still_in_the_readme():
 
 WEBSITE = "https://annotated-transformer.github.io/annotated-transformer/"
 FIRST_SCREEN = 25  # lines of README.md, about what a reader sees before scrolling
-MAX_WORDS_BEFORE_FIRST_COMMAND, MAX_WORDS = (
-    250,
-    1800,
-)  # whitespace-split, markup included, as the issue counted
+# whitespace-split, markup included, as the issue counted
+MAX_WORDS_BEFORE_FIRST_COMMAND, MAX_WORDS = 250, 1800
 FIGURE_1 = re.compile(r'<img src="([^"]*figure_1\.svg)"')
-RESULTS_HEADER = re.compile(
-    r"^\| on an? [^|]*CPU \| result \| date \|$", re.M
-)  # the machine, and a date a row
-FIGURES = [  # (notebook, what its saved outputs or its dated appendix say, how the README's results table gives it)
+# the machine, and a date a row
+RESULTS_HEADER = re.compile(r"^\| on an? [^|]*CPU \| result \| date \|$", re.M)
+# (notebook, what its saved outputs or its dated appendix say, how the README's results table gives it)
+FIGURES = [
     ("04_copy_task", "exact copies: 100.0%", "100% exact copies"),
     ("15_performance", "copy task: 22.6 s, the median of 3 runs", "in 22.6 s, the median of 3 runs"),
-    (
-        "09_multi30k",
-        "BLEU = 41.97 (μ = 41.93 ± 1.62)",
-        "41.97 sacreBLEU** ±1.6",
-    ),  # sacreBLEU's line, bootstrap
+    # sacreBLEU's line, bootstrap
+    ("09_multi30k", "BLEU = 41.97 (μ = 41.93 ± 1.62)", "41.97 sacreBLEU** ±1.6"),
     ("15_performance", "1.24 (1.23–1.65)", "1.24× as fast, the median of 5 rounds (1.23–1.65×"),
 ]
 
@@ -145,10 +137,8 @@ def test_the_results_are_the_notebooks_figures():
     rows = {line for line in readme().splitlines() if line.startswith("| [")}
     for notebook, printed, shown in FIGURES:
         assert printed in notebook_text(notebook), f"{notebook} no longer gives {printed!r}"
-        links = (
-            f"nbs/{notebook}.ipynb",
-            f"{WEBSITE}{notebook.split('_', 1)[1]}.html",
-        )  # the notebook, or its page
+        # the notebook, or its page
+        links = (f"nbs/{notebook}.ipynb", f"{WEBSITE}{notebook.split('_', 1)[1]}.html")
         assert any(shown in row and any(link in row for link in links) for row in rows), (
             f"the results table lacks {shown!r}"
         )
@@ -234,8 +224,7 @@ def test_every_readme_command_works_as_written(reader_dir: tuple[Path, dict], tm
     text = "\n".join(outputs.values())
     assert "exact copies:" in text  # make demo
     assert "done: runs/multi30k/last.pt" in text and "sacreBLEU" in text and "2 process(es)" in text
-    assert (
-        "done: runs/half/last.pt" in text and (home / "runs" / "multi30k" / "best.pt").is_file()
-    )  # 2 budgets
+    # 2 budgets
+    assert "done: runs/half/last.pt" in text and (home / "runs" / "multi30k" / "best.pt").is_file()
     assert "test_2016_flickr.en.gz: sacreBLEU" in text  # English→German, trained on the reader's own corpus
     assert (home / "runs" / "wmt14" / "average_5.pt").is_file() and "newstest2014: sacreBLEU" in text

@@ -40,9 +40,8 @@ from annotated_transformer.onnx_format import OnnxTranslator, export_onnx
 from annotated_transformer.tokenization import BPETokenizer, train_bpe
 from annotated_transformer.translation import Translator
 
-pytestmark = pytest.mark.xdist_group(
-    "test_website"
-)  # its module-scoped fixtures are built once, on one worker
+# its module-scoped fixtures are built once, on one worker
+pytestmark = pytest.mark.xdist_group("test_website")
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tools"))
@@ -63,9 +62,8 @@ CHROMIUM_FLAGS = [
 ]
 
 UNRENDERED = (":::", "{.callout", ":class:")  # Quarto or MyST syntax that must never reach the reader
-AXE = (
-    ROOT / "tools" / "web" / "node_modules" / "axe-core" / "axe.min.js"
-)  # pinned in tools/web/package-lock.json
+# pinned in tools/web/package-lock.json
+AXE = ROOT / "tools" / "web" / "node_modules" / "axe-core" / "axe.min.js"
 BARRIERS = ("serious", "critical")  # axe-core's impacts that keep someone from using a page
 
 
@@ -106,9 +104,8 @@ def site(tmp_path_factory, multi30k):
         model = ["--model", os.environ["DOCS_MODEL"]] if os.environ.get("DOCS_MODEL") else []
         build = subprocess.run(
             [sys.executable, "tools/build_docs.py", "--out", str(out), *model],
-            env=dict(
-                os.environ, MULTI30K_DIR=str(multi30k)
-            ),  # the fallback model's data, found, never downloaded
+            # the fallback model's data, found, never downloaded
+            env=dict(os.environ, MULTI30K_DIR=str(multi30k)),
             cwd=ROOT,
             capture_output=True,
             text=True,
@@ -393,9 +390,8 @@ def visits(site, browser) -> dict:
             problems.extend(c for c in charts if c)
             found["accessibility"][name] = _accessibility(page)
             page.mouse.move(0, 0)  # no tooltip left showing
-            _screenshot(
-                page, name
-            )  # at 1400 px; then the same page at a phone's width, its screenshot kept last
+            # at 1400 px; then the same page at a phone's width, its screenshot kept last
+            _screenshot(page, name)
             _narrow(page)
             found["wide"][name] = page.evaluate(
                 "() => document.documentElement.scrollWidth > window.innerWidth + 1"
@@ -468,9 +464,8 @@ def test_pages_weigh_at_most_1_5_mb(visits):
     "Each page with everything it loads (scripts, styles, fonts, charts' data), compressed as a web server sends it."
     heavy = {name: size for name, size in visits["bytes"].items() if size > MAX_PAGE_BYTES}
     assert not heavy, heavy
-    assert visits["bytes"]["visualization.html"] > 300_000, visits[
-        "bytes"
-    ]  # the scripts and the data were counted
+    # the scripts and the data were counted
+    assert visits["bytes"]["visualization.html"] > 300_000, visits["bytes"]
 
 
 MAP_FILLS = "chart => [...chart.querySelectorAll('svg.marks .mark-rect path')].map(p => p.getAttribute('fill')).join()"
@@ -558,6 +553,19 @@ def test_api_reference_documents_every_export_with_its_source(site):
     assert re.search(r"number of heads", html), "the docments (argument comments) are missing"
 
 
+def test_an_old_page_address_leads_to_its_new_page(site):
+    "The pages named as their modules in 0.27 leave their old addresses behind, each pointing to the new page."
+    out, _ = site
+    renamed = {
+        "export": "ctranslate2_format",
+        "browser": "onnx_format",
+        "transformers": "transformers_format",
+    }
+    for old, new in renamed.items():
+        page = (out / f"{old}.html").read_text(encoding="utf-8")
+        assert f'url={new}.html"' in page and (out / f"{new}.html").is_file(), old
+
+
 def test_api_reference_says_where_moved_names_went(site):
     "Each name that moved is on the API page with its new name, which exists, while the old one is gone."
     out, _ = site
@@ -582,14 +590,14 @@ def test_api_reference_says_where_moved_names_went(site):
 
 
 TRIED = 20  # sentences typed into the "Try it" widget, with each of its weights and searches
-UNSEEN = [  # the first typed: words Multi30k never had (names, a number, a compound), which a BPE spells from pieces
+# the first typed: words Multi30k never had (names, a number, a compound), which a BPE spells from pieces
+UNSEEN = [
     "Angela Merkel fährt mit einem Tesla nach Zürich.",
     "Der Quantencomputer steht im Labor.",
     "Ein Läufer mit der Startnummer 4711 überquert die Ziellinie.",
 ]
-NODE_TRIED = (
-    100  # validation sentences the page's translator translates in Node, with each weights and search
-)
+# validation sentences the page's translator translates in Node, with each weights and search
+NODE_TRIED = 100
 SEARCHES = {"greedy": 1, "beam": BeamSearch.beam}  # the widget's choices of search
 NODE_SEARCHES = {  # name: beam and <unk> rule (None: the model's own), in Node
     **{name: (beam, None) for name, beam in SEARCHES.items()},
@@ -722,25 +730,22 @@ def test_try_it_translates_as_python_does(site, browser, multi30k):
             widget.locator("select.try-it-weights").select_option(weights)
             start = page.evaluate("performance.now()")
             _typed(page, widget, sentences[0])
-            figures[f"{weights} first use"] = dict(
-                ms=page.evaluate("performance.now()") - start
-            )  # loading included
+            # loading included
+            figures[f"{weights} first use"] = dict(ms=page.evaluate("performance.now()") - start)
             for search, beam in SEARCHES.items():
                 widget.locator("select.try-it-search").select_option(str(beam))
                 typed = [_typed(page, widget, sentence) for sentence in sentences]
                 results[weights, search] = [text for text, _ in typed]
                 figures[f"{weights} {search}"] = dict(median_ms=statistics.median(ms for _, ms in typed))
-        figures["focus"] = page.evaluate(
-            "() => document.activeElement.className"
-        )  # where the last click left it
+        # where the last click left it
+        figures["focus"] = page.evaluate("() => document.activeElement.className")
         figures["in_words"] = widget.locator(".try-it-words").text_content()
         figures["announced"] = widget.locator(".try-it-output").get_attribute("aria-live")
         chart = widget.locator(".try-it-chart")
         figures["axis_tokens"] = chart.evaluate(AXIS_TOKENS)
         figures["menus"] = _menus_redraw(page, chart)
-        figures["example"] = _typed(page, widget, widget.get_attribute("data-example"))[
-            0
-        ]  # with the beam, int8
+        # with the beam, int8
+        figures["example"] = _typed(page, widget, widget.get_attribute("data-example"))[0]
         beam = widget.locator(".try-it-beam")
         figures["chosen"] = beam.locator("tr.try-it-chosen").all_inner_texts()
         beam.locator("input[type=range]").fill("1")
@@ -749,16 +754,14 @@ def test_try_it_translates_as_python_does(site, browser, multi30k):
         widget.screenshot(path=str(ARTIFACTS / "try-it-desktop.png"))
         _narrow(page)
         widget.screenshot(path=str(ARTIFACTS / "try-it-phone.png"))
-        legend = chart.locator(
-            ".role-legend"
-        ).first.bounding_box()  # the map scrolls sideways; its key must not
+        # the map scrolls sideways; its key must not
+        legend = chart.locator(".role-legend").first.bounding_box()
         if legend["x"] < 0 or legend["x"] + legend["width"] > PHONE["width"]:
             problems.append(f"the map's colour legend is cut off at phone width: {legend}")
         if page.evaluate("() => document.documentElement.scrollWidth > window.innerWidth + 1"):
             problems.append("the page scrolls sideways at phone width after a translation")
-        problems.extend(
-            _barriers(_accessibility(page))
-        )  # the widget with a translation, its beam and its map
+        # the widget with a translation, its beam and its map
+        problems.extend(_barriers(_accessibility(page)))
 
     loaded = []
     problems = _check(browser, base + "try.html", "try-it", use, loaded)
@@ -771,28 +774,24 @@ def test_try_it_translates_as_python_does(site, browser, multi30k):
             sum(f.stat().st_size for f in model.glob("*.onnx")) / 1e6
         )
     last = OnnxTranslator(out / "_static" / "try" / "float32")
-    if isinstance(
-        last.src_tok, BPETokenizer
-    ):  # every word it is typed has pieces, down to bytes: nothing is unknown
+    # every word it is typed has pieces, down to bytes: nothing is unknown
+    if isinstance(last.src_tok, BPETokenizer):
         assert not [text for typed in results.values() for text in typed if "<unk>" in text], results
     figures["unseen"] = dict(zip(UNSEEN, results["int8", "beam"]))
-    tokens = [
-        last.src_vocab.itos[i] for i in last.encode(sentences[-1:])[0]
-    ]  # what the encoder read, </s> last
+    # what the encoder read, </s> last
+    tokens = [last.src_vocab.itos[i] for i in last.encode(sentences[-1:])[0]]
     assert sorted(figures["axis_tokens"]) == sorted(tokens * 2), (figures["axis_tokens"], tokens)
     (ARTIFACTS / "try_it.json").write_text(json.dumps(figures, indent=1, ensure_ascii=False))
     print(json.dumps(figures, ensure_ascii=False))
     assert figures["menus"] == {"layer": (True, False), "head": (True, False), "attention": (True, True)}, (
         figures
     )
-    assert figures["default_search"] == str(last.search.beam) == str(SEARCHES["beam"]), (
-        figures
-    )  # the model's own
+    # the model's own
+    assert figures["default_search"] == str(last.search.beam) == str(SEARCHES["beam"]), figures
     # for a keyboard and a screen reader: focus stays on the button, the translation is announced, the map has words
     assert figures["focus"] == "try-it-button" and figures["announced"] == "polite", figures
-    assert figures["in_words"].startswith("In words") and ": <s> → " in figures["in_words"], (
-        figures
-    )  # read first
+    # read first
+    assert figures["in_words"].startswith("In words") and ": <s> → " in figures["in_words"], figures
     # the beam: one hypothesis chosen, the example's translation; at step 1, k prefixes of <s> and one token each
     assert len(figures["chosen"]) == 1 and figures["example"], figures
     assert len(figures["first_step"]) == BeamSearch.beam, figures

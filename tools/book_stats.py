@@ -35,9 +35,8 @@ def prose_and_quotes(markdown: str) -> tuple[int, int]:
     "Words of our own prose and words quoted from the paper, in one markdown cell."
     words, in_quote = [0, 0], False  # own, quoted
     for line in markdown.splitlines():
-        quote_goes_on = in_quote or bool(
-            QUOTE.match(line)
-        )  # a block quote is the paper's if its first line says so
+        # a block quote is the paper's if its first line says so
+        quote_goes_on = in_quote or bool(QUOTE.match(line))
         in_quote = line.startswith(">") and quote_goes_on
         words[in_quote] += len(line.lstrip(">").split())  # the quote marks are not words
     return words[0], words[1]

@@ -30,9 +30,8 @@ from annotated_transformer.model_directory import read_description
 
 ROOT = Path(__file__).resolve().parent.parent
 NBS, OUT, PACKAGE = ROOT / "nbs", ROOT / "_docs", "annotated_transformer"
-TITLE = re.compile(
-    r"^# ([^\n]+?)[ \t]*(?:\n+> ([^\n]+?))?\s*$"
-)  # a notebook's first cell: `# Title`, `> description`
+# a notebook's first cell: `# Title`, `> description`
+TITLE = re.compile(r"^# ([^\n]+?)[ \t]*(?:\n+> ([^\n]+?))?\s*$")
 OPTION = re.compile(r"^#\| *([\w-]+):? *(.*)$")  # a cell option: `#| export`, `#| echo: false`
 TAGS = {
     ("echo", "false"): "remove-input",
@@ -40,32 +39,34 @@ TAGS = {
     ("include", "false"): "remove-cell",
 }
 TAGS[("hide", "")] = "remove-cell"  # the options that change what the page shows, as MyST-NB's cell tags
-PAGE_LINK = re.compile(
-    r"\]\(([\w-]+)\.html(#[^)\s]*)?\)"
-)  # a link to another page of the site, by its file name
+# a link to another page of the site, by its file name
+PAGE_LINK = re.compile(r"\]\(([\w-]+)\.html(#[^)\s]*)?\)")
 LOCAL_IMAGE = re.compile(r'(\]\(|src=")images/')  # a picture in nbs/images/: served with the notebooks
-CHECK = re.compile(
-    r"^\s*(assert\b|test_\w+\()", re.M
-)  # a line of a cell that proves something (fastcore's test_*)
-VEGA_LITE = re.compile(
-    r"application/vnd\.vegalite\.v\d+\+json"
-)  # a chart's spec, kept by `viz.chart_renderer`
+# a line of a cell that proves something (fastcore's test_*)
+CHECK = re.compile(r"^\s*(assert\b|test_\w+\()", re.M)
+# a chart's spec, kept by `viz.chart_renderer`
+VEGA_LITE = re.compile(r"application/vnd\.vegalite\.v\d+\+json")
 API_PAGE, TRY_PAGE = "api", "try"  # the pages this script writes; every other page is a notebook
 TRY_IT = '<div class="try-it"></div>'  # where a notebook shows the widget on the site (in Jupyter, nothing)
 TRY = "_static/try"  # the widget's scripts (from docs/), its model and onnxruntime-web
-CHART_TAG, FOLDED_TAG = (
-    "chart",
-    "hide-input",
-)  # the browser test finds charts by the first; the second folds code
+# the browser test finds charts by the first; the second folds code
+CHART_TAG, FOLDED_TAG = "chart", "hide-input"
 TAGS[("code-fold", "true")] = FOLDED_TAG  # a cell its notebook folds: long plumbing the text above describes
-NOTEBOOKS, CHARTS = (
-    "_static/notebooks",
-    "_static/charts",
-)  # the notebooks for download; each chart's static SVG
-VEGA, DRAW_CHARTS = (
-    "_static/vega.js",
-    "_static/charts.js",
-)  # Vega, Vega-Lite and vega-embed; what draws each chart
+# the notebooks for download; each chart's static SVG
+NOTEBOOKS, CHARTS = "_static/notebooks", "_static/charts"
+# Vega, Vega-Lite and vega-embed; what draws each chart
+VEGA, DRAW_CHARTS = "_static/vega.js", "_static/charts.js"
+# pages named anew (0.27: as their modules), and the page each old address now leads to
+MOVED_PAGES = {
+    "export": "ctranslate2_format",
+    "browser": "onnx_format",
+    "transformers": "transformers_format",
+}
+REDIRECT = (
+    '<!doctype html>\n<meta charset="utf-8">\n<title>Moved to {new}.html</title>\n'
+    '<meta http-equiv="refresh" content="0; url={new}.html">\n<link rel="canonical" href="{new}.html">\n'
+    '<p>This page is now <a href="{new}.html">{new}.html</a>.</p>\n'
+)
 
 
 def symbol_summaries(source: str) -> str:
@@ -241,6 +242,8 @@ def build(out: Path, model: Path | None):
             sys.exit("The website did not build: Sphinx's warnings and errors are above.")
         shutil.rmtree(out, ignore_errors=True)
         shutil.copytree(built, out)
+    for old, new in MOVED_PAGES.items():  # an old link still finds its page
+        (out / f"{old}.html").write_text(REDIRECT.format(new=new), encoding="utf-8")
     print(f"The website is in {out}: open {out / 'index.html'}")
 
 

@@ -52,9 +52,8 @@ def cell_markdown(cell) -> str:
 
 def main(out: Path = ROOT / "README.md"):
     nb = nbformat.read(ROOT / "nbs" / "index.ipynb", as_version=4)
-    nb.cells[0].source = TITLE.sub(
-        r"# \1\n\n", nb.cells[0].source
-    )  # the description under the title, unquoted
+    # the description under the title, unquoted
+    nb.cells[0].source = TITLE.sub(r"# \1\n\n", nb.cells[0].source)
     blocks = [cell_markdown(cell) for cell in nb.cells]
     out.write_text(
         HEADER + images_from_root(page_links_to_notebooks("\n\n".join(b for b in blocks if b))) + "\n"

@@ -30,12 +30,10 @@ from annotated_transformer.translation import Translator
 from annotated_transformer.viz import KINDS, attention_chart
 
 WEB = Path(__file__).resolve().parent / "web"  # package.json and its lock
-RUNTIME = (
-    "ort.wasm.min.js",
-    "ort-wasm-simd-threaded.mjs",
-    "ort-wasm-simd-threaded.wasm",
-)  # what the page loads
-WASM = "ort-wasm-simd-threaded.wasm"  # the largest: the widget fetches it itself, to count it in its progress bar
+# what the page loads
+RUNTIME = ("ort.wasm.min.js", "ort-wasm-simd-threaded.mjs", "ort-wasm-simd-threaded.wasm")
+# the largest: the widget fetches it itself, to count it in its progress bar
+WASM = "ort-wasm-simd-threaded.wasm"
 WEIGHTS = ("int8", "float32")  # the widget's choices, its default first
 # The site's model when `make docs` is given none, with the recipe's vocabulary: a few minutes on 2 cores, 25 BLEU on
 # Multi30k's validation (beam 4, 2026-12-06).
@@ -123,9 +121,8 @@ def chart_template(translator: Translator) -> dict:
     return attention_chart(weights, ["·"], ["·"]).to_dict()
 
 
-def widget(
-    into: Path, translator: Translator, about: dict
-) -> tuple[str, dict]:  # and the megabytes of each download
+# and the megabytes of each download
+def widget(into: Path, translator: Translator, about: dict) -> tuple[str, dict]:
     "Write the widget's models, runtime and chart under `into` (the site's `_static/try/`); return its HTML."
     sizes = {}
     for weights in WEIGHTS:
