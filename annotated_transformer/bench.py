@@ -135,8 +135,7 @@ def training_speed(
     criterion = ClosedFormLabelSmoothing(model.generator.proj.out_features, PAD, 0.1)  # as the trainer's
     optimizer, scheduler = paper_optimizer(model, model.config.d_model)
 
-    # what `train` does per batch, without its logging, checkpoints and per-batch loss.item()
-    def step(batch: Batch):
+    def step(batch: Batch):  # what `train` does per batch, without its logging, checkpoints and loss.item()
         with torch.autocast(device.type, dtype=autocast, enabled=autocast is not None):
             loss = batch_loss(model, criterion, batch)
         loss.backward()

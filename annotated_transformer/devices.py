@@ -1,4 +1,4 @@
-"""Where a run computes: a GPU if there is one, a device a user names checked before any work, and bfloat16 where the hardware computes in it.
+"""Where a run computes: a GPU if there is one, a device the user names, checked before any work, and bfloat16 where the hardware computes in it.
 
 Docs: https://annotated-transformer.github.io/annotated-transformer/devices.html.md"""
 

@@ -44,8 +44,7 @@ from .tokenization import Vocabularies
 PRETRAINED_FORMAT = "annotated-transformer-model/1"
 
 
-# a later name -> the first name of its tensor
-def tied_names(state: dict[str, torch.Tensor]) -> dict[str, str]:
+def tied_names(state: dict[str, torch.Tensor]) -> dict[str, str]:  # a later name -> its tensor's first
     "The names of a state dict that hold a tensor an earlier name holds already (tied weights)."
     first = {}
     tied = {}
@@ -365,8 +364,7 @@ def checked_model(
 DESCRIPTION_FILES = ("config.json", "annotated_transformer.json")
 
 
-# (its file's name, its contents); None: none of ours
-def own_description(path: Path) -> tuple[str, dict] | None:
+def own_description(path: Path) -> tuple[str, dict] | None:  # (file name, contents); None: none of ours
     "The description of this project's that a directory holds, parsed once: the first of `DESCRIPTION_FILES` of our format."
     for name in DESCRIPTION_FILES:
         try:
@@ -430,8 +428,7 @@ def checked_vocabularies(where: Path, saved: dict) -> Vocabularies:
         ) from None
 
 
-# {"bpe": the BPE model's bytes}, or {} for word vocabularies
-def _described_bpe(path: Path, config: dict) -> dict:
+def _described_bpe(path: Path, config: dict) -> dict:  # {"bpe": the BPE model's bytes}, or {} for words
     "The BPE model a directory's description names, checked against the checksum it records."
     if config.get("vocabulary") != "bpe":
         return {}
@@ -632,8 +629,7 @@ def card_metadata(
     return "---\n" + "\n".join(lines) + "\n---\n"
 
 
-# Markdown: the card's section on the training data and the model's limits
-def _card_data(config: dict) -> str:
+def _card_data(config: dict) -> str:  # Markdown: the card's training data and the model's limits
     "What the model learned from, under which terms, and what follows for its use."
     corpus = config.get("about", {}).get("corpus")
     unknown = (

@@ -209,8 +209,7 @@ def detokenizer_rules(lang: str) -> dict:
 SPACE_MARK = "\u2581"  # ▁, how sentencepiece writes a space
 
 
-# a character: its text, where sentencepiece's differs from Unicode's NFKC of it
-def _normalization(sp) -> dict:
+def _normalization(sp) -> dict:  # a character: its text where sentencepiece's differs from NFKC
     "Each character that the sentencepiece model `sp` normalises otherwise than NFKC, read between two letters."
     chars = [chr(c) for c in range(sys.maxunicode + 1) if not 0xD800 <= c < 0xE000]  # all but the surrogates
     table = {}

@@ -120,15 +120,13 @@ class Snapshots(Hook):
     def after_epoch(self, st: TrainState) -> dict | None:  # every epoch, unless on an interval
         return self.take(st) if self.kind == "epoch" else None
 
-    # on an interval, the last weights too, whatever ended the run
-    def at_end(self, st: TrainState) -> dict | None:
+    def at_end(self, st: TrainState) -> dict | None:  # on an interval, the last weights too
         since = st.evals[-1]["step"] if st.evals else 0
         # no update since the last snapshot: none
         changed = st.step > since and not self.snapshot_path(st).exists()
         return self.take(st) if self.kind == "step" and changed else None
 
-    # each time training time passes a multiple of the interval
-    def after_update(self, st: TrainState) -> dict | None:
+    def after_update(self, st: TrainState) -> dict | None:  # at each multiple of the interval
         if self.kind == "epoch":
             return None
         interval = self.recipe.snapshot_minutes * 60

@@ -226,8 +226,7 @@ class Trainer:
             (loss / batch.ntokens / self.accum_iter).backward()
         return loss.detach(), batch.ntokens, len(batch.src)  # the loss stays on the device until the update
 
-    # this process's summed loss (on the device), target tokens and pairs of the update
-    def step(self, counts: list):
+    def step(self, counts: list):  # this process's summed loss, target tokens and pairs
         "`update` the weights, count the update in the state, add a row to its history, and call the hooks."
         st = self.state
         loss, tokens, pairs = counts
@@ -295,8 +294,7 @@ class Trainer:
             over_budget(elapsed, st.epoch, self.minutes)
         )  # the main process's clock decides
 
-    # updates, seconds per update, what ends the run
-    def forecast(self) -> tuple[int | None, float | None, str]:
+    def forecast(self) -> tuple[int | None, float | None, str]:  # updates, s per update, what ends it
         "The updates the run will make, as far as it can tell now: the plan's, or the fewest that `epochs`, `steps` or `minutes` allow."
         st = self.state
         per_epoch = self.per_epoch

@@ -202,6 +202,6 @@ of every layer and head while the model chose the output's last token: choose th
 the menus under the map.
 Nothing you type leaves your browser.
 
-{model} The [browser notebook](browser.ipynb) exports the model and checks it against PyTorch; the map is the
+{model} The [ONNX notebook](onnx_format.ipynb) exports the model and checks it against PyTorch; the map is the
 [attention explorer](visualization.ipynb)'s.
 """
