@@ -85,7 +85,7 @@ class LayerStack(nn.Module):
 
     layer_type: type[nn.Module]  # set by each subclass: EncoderLayer or DecoderLayer
 
-    def __init__(self, *, N: int, d_model: int, h: int, d_ff: int, **options):  # options: as `EncoderLayer` takes
+    def __init__(self, *, N: int, d_model: int, h: int, d_ff: int, **options):  # `EncoderLayer`'s options
         super().__init__()
         self.layers = nn.ModuleList(self.layer_type(d_model, h, d_ff, **options) for _ in range(N))
         self.norm = nn.LayerNorm(d_model) if options.get("norm_first") else nn.Identity()

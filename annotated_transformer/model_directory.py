@@ -94,8 +94,8 @@ def model_description(
     about: dict | None = None,  # where the model came from and what it scored
 ) -> tuple[dict, bytes | None]:  # config.json's description of the model, and the BPE model (None for words)
     "What a model directory says of its model beside the weights: configuration, vocabularies, provenance."
-    t = translator
-    data = Vocabularies(t.src_tok, t.tgt_tok, t.src_vocab, t.tgt_vocab).data()
+    parts = (translator.src_tok, translator.tgt_tok, translator.src_vocab, translator.tgt_vocab)
+    data = Vocabularies(*parts).data()
     bpe = data.pop("bpe", None)
     description = dict(model=asdict(translator.model.config), vocabulary="bpe" if bpe else "words", **data)
     return dict(description, about=about or {}), bpe

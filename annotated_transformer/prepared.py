@@ -244,8 +244,7 @@ def _write_split(
 def write_corpus(
     folder: Path,  # a new, empty folder
     read: Callable[[str], Iterable[tuple[str, str]]],  # split -> its (source, target) pairs, read as a stream
-    text: Vocabularies,  # what encodes the pairs
-    vocabularies: dict,  # the same as plain data (`Vocabularies.data`), stored beside the ids
+    text: Vocabularies,  # what encodes the pairs, stored beside the ids as plain data (`Vocabularies.data`)
     max_len: int,  # training pairs with more tokens on a side are dropped
     about: dict,  # what made the corpus, recorded in its manifest
     splits: tuple[str, ...] = ("train", "val"),
@@ -264,6 +263,7 @@ def write_corpus(
             )
     if (dropped := written["train"]["dropped"]) == written["train"]["read"]:
         raise DataError(f"All {dropped} training pairs are longer than max_len={max_len}: raise --max-len.")
+    vocabularies = text.data()
     if bpe := vocabularies.get("bpe"):
         (folder / "bpe.model").write_bytes(bpe)
     manifest = dict(

@@ -267,7 +267,7 @@ def run_corpus(
 
         def learn_and_write(folder: Path):
             text = learn_vocabularies(recipe, PairStream(lambda: source.read("train")))
-            write_corpus(folder, read, text, text.data(), recipe.max_len, made_by)
+            write_corpus(folder, read, text, recipe.max_len, made_by)
 
         return prepared_corpus(learned_dir, learn_and_write)
     vocabularies = {key: saved[key] for key in ("vocabs", "langs", "bpe") if key in saved}
@@ -281,7 +281,7 @@ def run_corpus(
     )
     saved_vocab_dir = prepared_dir(corpus_key(vocabularies=saved_vocab_sha.hexdigest(), **made_by))
     text = Vocabularies.from_data(vocabularies)
-    write = lambda folder: write_corpus(folder, read, text, vocabularies, recipe.max_len, made_by)
+    write = lambda folder: write_corpus(folder, read, text, recipe.max_len, made_by)
     return prepared_corpus(saved_vocab_dir, write)  # an older version's run, or a cache deleted since
 
 

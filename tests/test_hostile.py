@@ -40,6 +40,11 @@ ROOT = Path(__file__).resolve().parent.parent
 TINY = "--N 1 --d-model 32 --d-ff 64 --h 2 --bpe-size 800 --epochs 1 --no-progress".split()
 
 
+def train_args(data, out: Path, *more: str) -> list[str]:
+    "`train multi30k` on the Multi30k files in `data`, into `out`, with `more` options."
+    return ["train", "multi30k", "--data-dir", str(data), "--out", str(out), *more]
+
+
 def cli(*args: str, **kwargs) -> subprocess.CompletedProcess:
     """Run `annotated-transformer ARGS` and return what happened, whatever its status: through `main` in this process
     where only stdin and the output matter (no torch to import again), else as `python -m annotated_transformer.cli`."""
@@ -248,14 +253,7 @@ def test_data_with_nothing_to_train_on_is_refused_before_training(
             b"" if source.name.startswith(f"{emptied}.") else source.read_bytes()
         )
     result = cli(
-        "train",
-        "multi30k",
-        "--data-dir",
-        str(data),
-        "--out",
-        str(tmp_path / "run"),
-        *TINY,
-        *args,
+        *train_args(data, tmp_path / "run", *TINY, *args),
         capture_output=True,
         text=True,
     )
@@ -287,15 +285,7 @@ def test_resume_refuses_a_change_it_cannot_honour(run: Path, tmp_path: Path):
         lines = source.read_text(encoding="utf-8").splitlines(keepends=True)
         (other / source.name).write_text("".join(lines[1:] if source.name.startswith("train.") else lines))
     result = cli(
-        "train",
-        "multi30k",
-        "--data-dir",
-        str(other),
-        "--out",
-        str(run),
-        "--resume",
-        "--epochs",
-        "2",
+        *train_args(other, run, "--resume", "--epochs", "2"),
         capture_output=True,
         text=True,
     )
@@ -308,20 +298,11 @@ def test_a_run_directory_belongs_to_one_run(run: Path, tmp_path: Path):
     out, data = tmp_path / "new", run.parent / "data"
     out.mkdir()
     (out / "epoch_16.pt").write_bytes((run / "epoch_01.pt").read_bytes())  # left over from another run
-    refused = cli(
-        "train", "multi30k", "--data-dir", str(data), "--out", str(out), *TINY, capture_output=True, text=True
-    )
+    refused = cli(*train_args(data, out, *TINY), capture_output=True, text=True)
     clear_error(refused, 2, "already holds a run (epoch_16.pt)", "--start-over")
     assert [p.name for p in out.glob("*.pt")] == ["epoch_16.pt"]
     started = cli(
-        "train",
-        "multi30k",
-        "--data-dir",
-        str(data),
-        "--out",
-        str(out),
-        *TINY,
-        "--start-over",
+        *train_args(data, out, *TINY, "--start-over"),
         capture_output=True,
         text=True,
     )
@@ -446,16 +427,7 @@ def test_a_write_that_fails_keeps_the_last_checkpoint(run: Path, tmp_path: Path)
     shutil.copytree(run, copy)
     before = digest(copy / "last.pt")
     result = cli(
-        "train",
-        "multi30k",
-        "--data-dir",
-        str(run.parent / "data"),
-        "--out",
-        str(copy),
-        "--resume",
-        "--epochs",
-        "2",
-        "--no-progress",
+        *train_args(run.parent / "data", copy, "--resume", "--epochs", "2", "--no-progress"),
         capture_output=True,
         text=True,
         preexec_fn=_file_size_limit(100_000),
@@ -789,18 +761,7 @@ def _interruptible():
 
 def _start_training(out: Path, data: Path, *args: str) -> subprocess.Popen:
     "A tiny run in its own process, started and left running: one that trains for long enough to be stopped."
-    command = [
-        "train",
-        "multi30k",
-        "--data-dir",
-        str(data),
-        "--out",
-        str(out),
-        *TINY,
-        "--epochs",
-        "200",
-        *args,
-    ]
+    command = train_args(data, out, *TINY, "--epochs", "200", *args)
     return subprocess.Popen(
         [sys.executable, "-m", "annotated_transformer.cli", *command],
         cwd=ROOT,
@@ -891,13 +852,7 @@ def test_a_run_stopped_before_any_update_starts_again_as_it_was_given(run: Path,
     out.mkdir()
     (out / "metrics.jsonl").write_text('{"kind": "update", "step": 1, "epoch": 0}\n')
     result = cli(
-        "train",
-        "multi30k",
-        "--data-dir",
-        str(run.parent / "data"),
-        "--out",
-        str(out),
-        *TINY,
+        *train_args(run.parent / "data", out, *TINY),
         capture_output=True,
     )
     assert result.returncode == 0, result.stderr
@@ -1548,19 +1503,8 @@ def test_every_writer_on_a_full_disk_says_so_and_keeps_what_was_there(
         before = digests(small_disk / "run")
     _fill(small_disk, leave)
     args = {
-        "train": ["train", "multi30k", "--data-dir", data, "--out", str(small_disk / "run"), *TINY],
-        "resume": [
-            "train",
-            "multi30k",
-            "--data-dir",
-            data,
-            "--out",
-            str(small_disk / "run"),
-            "--resume",
-            "--epochs",
-            "2",
-            "--no-progress",
-        ],
+        "train": train_args(data, small_disk / "run", *TINY),
+        "resume": train_args(data, small_disk / "run", "--resume", "--epochs", "2", "--no-progress"),
         "average": [
             "average",
             str(run / "last.pt"),
