@@ -10,7 +10,7 @@ __all__ = ['make_model', 'TransformerConfig', 'BeamSearch', 'Recipe', 'MULTI30K'
            'export', 'CT2Translator', 'OnnxTranslator', 'TransformersTranslator', 'AnnotatedTransformerError']
 
 # %% ../nbs/17_package.ipynb #a5073de5
-__version__ = "0.27.0"
+__version__ = "0.28.0"
 
 # %% ../nbs/17_package.ipynb #80bcb275
 import importlib

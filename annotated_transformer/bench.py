@@ -28,7 +28,7 @@ from torch import Tensor, nn
 
 from .attention import subsequent_mask
 from .batches import TokenBudgetSampler, batch_loader
-from .cpu import FastDropout, keep_freed_memory, use_cpu_speedups
+from .building import translation_model
 from .ctranslate2_format import CT2Translator, export_ctranslate2
 from .data import load_multi30k
 from .devices import PRECISIONS, autocast_dtype
@@ -38,8 +38,8 @@ from .files import write_atomically
 from .loss import ClosedFormLabelSmoothing
 from .model import EncoderDecoder, TransformerConfig, build_model, load_torch_layer
 from .multi30k import MULTI30K, prepare_multi30k
-from .recipe import translation_model
 from .scoring import bleu_scores
+from .speedups import FastDropout, keep_freed_memory, use_cpu_speedups
 from .training import PAD, Batch, LabelSmoothing, batch_loss, paper_optimizer, update
 from .translation import Translator
 

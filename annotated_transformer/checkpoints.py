@@ -6,7 +6,7 @@ Docs: https://annotated-transformer.github.io/annotated-transformer/checkpoints.
 
 # %% auto #0
 __all__ = ['TRAINING_STATE', 'CHECKSUMS', 'Checkpoint', 'rng_states', 'set_rng_states', 'tensors_sha256', 'write_checkpoint',
-           'save_checkpoint', 'read_checkpoint', 'load_checkpoint', 'Checkpoints']
+           'save_checkpoint', 'read_checkpoint', 'load_checkpoint']
 
 # %% ../nbs/05h_checkpoints.ipynb #f324d6cc
 import hashlib
@@ -27,7 +27,7 @@ from annotated_transformer.errors import (
 )
 from .files import one_line, write_atomically
 from .model import EncoderDecoder
-from .trainer import SINGLE, Hook, Processes, TrainState
+from .trainer import TrainState
 
 # %% ../nbs/05h_checkpoints.ipynb #4b8d9ca2
 class Checkpoint(TypedDict, total=False):
@@ -245,73 +245,3 @@ def load_checkpoint(
             scheduler.load_state_dict(checkpoint["scheduler"])
         set_rng_states(rng[rank] if isinstance(rng, list) else rng)
     return TrainState(**checkpoint["train_state"])
-
-# %% ../nbs/05h_checkpoints.ipynb #5854df84
-class Checkpoints(Hook):
-    "A training hook that writes `save_checkpoint` to `path` after every epoch, every `every` updates or `minutes`, and at the end."
-
-    def __init__(
-        self,
-        path: str | Path,
-        model: EncoderDecoder,
-        optimizer: torch.optim.Optimizer,
-        scheduler: torch.optim.lr_scheduler.LRScheduler,
-        every: int = 0,  # also every this many updates (0: not by updates)
-        extra: dict | None = None,  # saved in every checkpoint besides the training state
-        processes: Processes = SINGLE,  # the run's processes: each process's random state is saved
-        minutes: float = 0,  # also once this much training time has passed since the last (0: not by time)
-    ):
-        self.path = Path(path)
-        self.model = model
-        self.optimizer = optimizer
-        self.scheduler = scheduler
-        self.every = every
-        self.extra = extra or {}
-        self.processes = processes
-        self.minutes = minutes
-        self.unsaved = False  # updates since the last checkpoint
-        self.saved_at = None  # its training time
-
-    def save(self, state: TrainState):
-        rng = self.processes.gather(rng_states())  # every process takes part; the main one writes
-        if self.processes.is_main:
-            rng = rng if len(rng) > 1 else rng[0]
-            save_checkpoint(self.path, self.model, self.optimizer, self.scheduler, state, rng, **self.extra)
-        self.unsaved = False
-        self.saved_at = state.records[-1]["elapsed_s"] if state.records else 0.0
-
-    def describe(self) -> str:
-        "When it writes, and about how big a checkpoint is: the weights and Adam's two moments, in float32."
-        megabytes = 3 * 4 * sum(p.numel() for p in self.model.parameters()) / 1e6
-        often = [
-            f"{self.every:,} updates" if self.every else "",
-            f"{self.minutes:g} minutes of training" * bool(self.minutes),
-        ]
-        every = " or ".join(filter(None, often))
-        return (
-            f"{self.path.name} (about {megabytes:,.1f} MB) written after each epoch"
-            + f" and every {every}" * bool(every)
-        )
-
-    def after_update(self, state: TrainState):
-        self.unsaved = True
-        # the first update it sees: time counts from where the run started (or resumed)
-        if self.saved_at is None:
-            self.saved_at = state.records[-2]["elapsed_s"] if len(state.records) > 1 else 0.0
-        if (self.every and state.step % self.every == 0) or self.time_is_up(state):
-            self.save(state)
-
-    def time_is_up(self, state: TrainState) -> bool:
-        "Whether `minutes` of training have passed since the last checkpoint: the main process's clock, every 10 updates."
-        if not self.minutes or state.step % 10:
-            return False
-        return self.processes.broadcast(state.records[-1]["elapsed_s"] - self.saved_at >= self.minutes * 60)
-
-    def after_epoch(self, state: TrainState):
-        self.save(state)
-
-    def at_end(self, state: TrainState):
-        if self.unsaved:
-            self.save(state)
-
-    at_interrupt = at_end  # a run asked to stop (Ctrl-C, SIGTERM) is saved after its last update too

@@ -30,12 +30,11 @@ from annotated_transformer.averaging import (
 from .checkpoints import read_checkpoint, write_checkpoint
 from .copy_task import train_copy_task
 from .corpus import CORPORA, Corpus, read_pairs
-from .cpu import keep_freed_memory
 from .data import MULTI30K_SPLITS, check_split
 from .devices import PRECISIONS, named_device
 from .distributed import distributed
 from .errors import InputError, memory_advice, report_errors
-from .fast_decoding import PAPER_PENALTY, changed_search
+from .fast_decoding import changed_search
 from .files import write_atomically
 from .interrupts import terminate_as_interrupt
 from .logs import lines_shown
@@ -43,6 +42,8 @@ from .recipe import SCHEDULES, VOCABULARIES, Recipe, saved_recipe
 from .runs import run_at_rest
 from .saving import one_writer_at_a_time
 from .scoring import best_average, evaluate_pairs
+from .search_settings import PAPER_PENALTY, search_words
+from .speedups import keep_freed_memory
 from .translation import BaseTranslator, Translator, translate_stream
 
 # %% ../nbs/14_cli.ipynb #0f76d09c
@@ -420,7 +421,7 @@ def _choose_average(args: argparse.Namespace, run_dir: Path, out: Path, device: 
     saved, table = best_average(run_dir, score, device=device, search=search)
     write_checkpoint(out, saved)
     chosen = table.score.idxmax()
-    words = formats.search_words(search)
+    words = search_words(search)
     print(f"sacreBLEU on {args.source or 'val'} ({words}):\n{table.round(2).to_string()}")
     print(f"chose {chosen}: written to {out}; translate with: annotated-transformer translate --model {out}")
 
@@ -559,7 +560,7 @@ def _export(args: argparse.Namespace, device: torch.device | None):
     about = formats.provenance(path)
     note = ""
     out = formats.export(translator, args.out, args.format, args.quantization, about)
-    searching = formats.search_words(formats.model_search(out), target.penalty)
+    searching = search_words(formats.model_search(out), target.penalty)
     # the model as written (8-bit weights, another engine), with its stored search; then its card
     if args.score:
         scores, _ = _score(args, lambda: formats.open_translator(out, device=device))
@@ -626,7 +627,7 @@ def _run(args: argparse.Namespace):
 def main(argv: list[str] | None = None) -> int:
     "The `annotated-transformer` program: parse `argv` (default: the command line) and run it."
     args = parser().parse_args(argv)
-    keep_freed_memory()  # once for the whole process: see the CPU notebook
+    keep_freed_memory()  # once for the whole process: see the speed-ups notebook
     with terminate_as_interrupt(), lines_shown(always=True):  # its lines above its progress bars
         return report_errors("annotated-transformer", lambda: run(args), exiting=argv is None)
 

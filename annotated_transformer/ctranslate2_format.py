@@ -14,7 +14,6 @@ from pathlib import Path
 import torch
 from torch import nn
 
-from .cpu import check_float
 from .decoding import length_penalty
 from .errors import InputError, ModelFileError, optional_import
 from .fast_decoding import BeamSearch
@@ -25,9 +24,10 @@ from annotated_transformer.model_directory import (
     files_sha256,
     read_description,
     write_description,
-    write_search,
 )
 from .saving import Format
+from .search_settings import write_search
+from .speedups import check_float
 from .training import SPECIALS
 from .translation import BaseTranslator, Translator
 

@@ -13,8 +13,9 @@ from typing import TYPE_CHECKING
 
 import pandas as pd
 
+from .building import ParallelData, prepare_data
 from .data import load_multi30k
-from .recipe import ParallelData, Recipe, prepare_data
+from .recipe import Recipe
 from .runs import CorpusTrainer
 from .scoring import evaluate_pairs
 from .translation import Translator

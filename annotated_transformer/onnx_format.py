@@ -31,7 +31,6 @@ from spacy.attrs import ORTH
 from torch import nn
 
 from .attention import padding_mask, subsequent_mask
-from .cpu import check_float
 from .errors import InputError, ModelFileError, optional_import
 from .fast_decoding import BeamSearch, search_steps
 from .files import sha256, write_atomically
@@ -44,10 +43,11 @@ from annotated_transformer.model_directory import (
     files_sha256,
     read_description,
     write_description,
-    write_search,
 )
 from .recipe import Recipe
 from .saving import Format
+from .search_settings import write_search
+from .speedups import check_float
 from .tokenization import REJOINED, BPETokenizer, Tokenizer
 from .training import BOS, EOS, PAD, UNK
 from .translation import BaseTranslator, Translator

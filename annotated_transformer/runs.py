@@ -27,8 +27,14 @@ import torch
 from .averaging import SNAPSHOT_KINDS
 from .batches import epoch_batches
 from .budget import over_budget
-from .checkpoints import Checkpoints, load_checkpoint, read_checkpoint
-from .cpu import use_cpu_speedups
+from annotated_transformer.building import (
+    ParallelData,
+    learn_vocabularies,
+    recipe_criterion,
+    recipe_optimizer,
+    translation_model,
+)
+from .checkpoints import load_checkpoint, read_checkpoint
 from .data import PairStream
 from .devices import autocast_dtype, default_device
 from annotated_transformer.errors import (
@@ -37,7 +43,7 @@ from annotated_transformer.errors import (
     MissingFileError,
     OutputInUseError,
 )
-from .fast_decoding import BeamSearch, search_config
+from .fast_decoding import BeamSearch
 from .files import lock_or_refuse
 from .model import EncoderDecoder
 from .names import NAME_PAIRS, with_name_pairs
@@ -51,16 +57,11 @@ from annotated_transformer.prepared import (
     prepared_dir,
     write_corpus,
 )
-from annotated_transformer.recipe import (
-    ParallelData,
-    Recipe,
-    learn_vocabularies,
-    recipe_criterion,
-    recipe_optimizer,
-    saved_recipe,
-    translation_model,
-)
+from .recipe import Recipe, saved_recipe
+from .resuming import Checkpoints
 from .run_hooks import Metrics, Snapshots
+from .search_settings import search_config
+from .speedups import use_cpu_speedups
 from .tokenization import BPE_TRAINING, Vocabularies
 from .trainer import SINGLE, PlanReport, Processes, Trainer, TrainState
 

@@ -17,7 +17,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .errors import InputError, MissingFileError, ModelFileError
-from .fast_decoding import PAPER_PENALTY
 from .files import flush_to_disk, lock_or_refuse, os_error, sha256, write_error
 from .interrupts import stop_requests
 from annotated_transformer.model_directory import (
@@ -26,6 +25,7 @@ from annotated_transformer.model_directory import (
     read_description,
     read_model_json,
 )
+from .search_settings import PAPER_PENALTY
 
 # %% ../nbs/08e_saving.ipynb #f6d9c63d
 @dataclass(frozen=True)

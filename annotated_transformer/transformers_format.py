@@ -18,9 +18,8 @@ import torch
 from safetensors import SafetensorError
 from torch import Tensor
 
-from .cpu import check_float
 from .errors import InputError, ModelFileError, optional_import
-from .fast_decoding import LENGTH_PENALTY, BeamSearch, search_config
+from .fast_decoding import BeamSearch
 from .model import EncoderDecoder, TransformerConfig
 from annotated_transformer.model_directory import (
     RELOAD_ADVICE,
@@ -34,6 +33,8 @@ from annotated_transformer.model_directory import (
     write_description,
 )
 from .saving import Format
+from .search_settings import LENGTH_PENALTY, search_config
+from .speedups import check_float
 from .tokenization import BPETokenizer
 from .training import BOS, EOS, PAD, SPECIALS, UNK
 from .translation import GREEDY, BaseTranslator, Translator

@@ -24,7 +24,6 @@ from tqdm.auto import tqdm
 from .averaging import snapshot_files
 from .batches import TokenBudgetSampler, collate
 from .checkpoints import read_checkpoint
-from .cpu import int8_linears
 from .decoding import MAX_EXTRA
 from .devices import default_device
 from annotated_transformer.errors import (
@@ -41,10 +40,11 @@ from annotated_transformer.model_directory import (
     checked_model,
     checked_vocabularies,
     read_pretrained,
-    saved_search,
     write_pretrained,
 )
 from .saving import Format, copy_export, write_directory
+from .search_settings import saved_search
+from .speedups import int8_linears
 from .tokenization import BPETokenizer, Tokenizer, Vocab
 from .training import BOS, EOS, Batch
 

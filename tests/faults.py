@@ -10,7 +10,7 @@ MAIN = "import sys\nfrom annotated_transformer.cli import main\nsys.exit(main())
 KILLED_AFTER_FIRST_CHECKPOINT = """
 import os, signal
 import annotated_transformer.runs as runs
-from annotated_transformer.checkpoints import Checkpoints
+from annotated_transformer.resuming import Checkpoints
 
 runs.CHECKPOINTS = dict(every=100)  # by updates, not by time: the first at update 100
 AGENT = os.getppid() if os.environ.get("LOCAL_RANK") == "0" else None  # torchrun's, which the first process ends

@@ -554,12 +554,13 @@ def test_api_reference_documents_every_export_with_its_source(site):
 
 
 def test_an_old_page_address_leads_to_its_new_page(site):
-    "The pages named as their modules in 0.27 leave their old addresses behind, each pointing to the new page."
+    "Pages renamed (0.27: as their modules; 0.28: `cpu` as `speedups`) leave their old addresses, each leading to the new."
     out, _ = site
     renamed = {
         "export": "ctranslate2_format",
         "browser": "onnx_format",
         "transformers": "transformers_format",
+        "cpu": "speedups",
     }
     for old, new in renamed.items():
         page = (out / f"{old}.html").read_text(encoding="utf-8")

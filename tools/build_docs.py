@@ -61,6 +61,7 @@ MOVED_PAGES = {
     "export": "ctranslate2_format",
     "browser": "onnx_format",
     "transformers": "transformers_format",
+    "cpu": "speedups",
 }
 REDIRECT = (
     '<!doctype html>\n<meta charset="utf-8">\n<title>Moved to {new}.html</title>\n'
