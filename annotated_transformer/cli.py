@@ -37,7 +37,7 @@ from .errors import InputError, memory_advice, report_errors
 from .fast_decoding import changed_search
 from .files import write_atomically
 from .interrupts import terminate_as_interrupt
-from .logs import lines_shown
+from .logs import showing_log_lines
 from .recipe import SCHEDULES, VOCABULARIES, Recipe, saved_recipe
 from .runs import run_at_rest
 from .saving import one_writer_at_a_time
@@ -628,7 +628,7 @@ def main(argv: list[str] | None = None) -> int:
     "The `annotated-transformer` program: parse `argv` (default: the command line) and run it."
     args = parser().parse_args(argv)
     keep_freed_memory()  # once for the whole process: see the speed-ups notebook
-    with terminate_as_interrupt(), lines_shown(always=True):  # its lines above its progress bars
+    with terminate_as_interrupt(), showing_log_lines(always=True):  # its lines above its progress bars
         return report_errors("annotated-transformer", lambda: run(args), exiting=argv is None)
 
 

@@ -7,10 +7,10 @@ Docs: https://annotated-transformer.github.io/annotated-transformer/model_direct
 # %% auto #0
 __all__ = ['PRETRAINED_FORMAT', 'RELOAD_ADVICE', 'MAX_READ', 'DESCRIPTION_FILES', 'PRETRAINED_WEIGHTS', 'PRETRAINED_USE',
            'tied_names', 'model_description', 'description_sha256', 'write_description', 'write_pretrained',
-           'model_file', 'read_model_bytes', 'read_model_json', 'no_way_out', 'checked_config', 'meta_model',
-           'check_memory', 'checked_model', 'own_description', 'written_as', 'checked_files', 'text_kinds_hold',
-           'checked_vocabularies', 'read_description', 'directory_search', 'files_sha256', 'read_pretrained',
-           'card_metadata', 'model_card']
+           'model_file', 'read_model_bytes', 'read_model_json', 'check_directory_entries', 'checked_config',
+           'meta_model', 'check_memory', 'checked_model', 'own_description', 'directory_format', 'checked_files',
+           'text_kinds_hold', 'checked_vocabularies', 'read_description', 'directory_search', 'files_sha256',
+           'read_pretrained', 'card_metadata', 'model_card']
 
 # %% ../nbs/08d_model_directory.ipynb #58f8f9cf
 import hashlib
@@ -215,7 +215,7 @@ def read_model_json(folder: Path, name: str, missing: str | None = None):  # the
         ) from None
 
 
-def no_way_out(folder: Path):
+def check_directory_entries(folder: Path):
     "Refuse a model directory that an engine reading it could be led out of, or stalled by: a link out, a pipe, a device."
     for path in folder.iterdir():
         if path.is_symlink() and not _inside(folder, path):
@@ -346,7 +346,7 @@ def own_description(path: Path) -> tuple[str, dict] | None:  # (file name, conte
     return None
 
 
-def written_as(path: Path) -> str | None:
+def directory_format(path: Path) -> str | None:
     'The format ("kind/version") of this project\'s that a directory describes itself in; None: none of ours.'
     own = own_description(path)
     return own[1]["format"] if own else None
@@ -464,7 +464,7 @@ def _check_directory(path: Path, format: str, own: tuple[str, dict] | None):
             f"{path} is a directory of format {found!r}, not {format!r}: open it with `open_translator`, "
             "which opens every format (on the command line, translate --model)."
         )
-    no_way_out(path)
+    check_directory_entries(path)
 
 
 def _check_whole(where: Path, config: dict, format: str, files: tuple[str, ...]):

@@ -16,7 +16,7 @@ import pandas as pd
 from .building import ParallelData, prepare_data
 from .data import load_multi30k
 from .recipe import Recipe
-from .runs import CorpusTrainer
+from .runs import CorpusTraining
 from .scoring import evaluate_pairs
 from .translation import Translator
 
@@ -60,7 +60,7 @@ MULTI30K_CARD = dict(  # what a model's card says of its data (`model_card`)
     terms="provided for non-commercial research and educational purposes",
 )
 # German→English unless the recipe says
-train_multi30k = CorpusTrainer(load_multi30k, MULTI30K, about=MULTI30K_CARD)
+train_multi30k = CorpusTraining(load_multi30k, MULTI30K, about=MULTI30K_CARD)
 
 # %% ../nbs/09_multi30k.ipynb #8b41f002
 def evaluations(

@@ -7,7 +7,7 @@ Docs: https://annotated-transformer.github.io/annotated-transformer/runs.html.md
 # %% auto #0
 __all__ = ['RESUMABLE', 'LINKED', 'CORPUS_SETTINGS', 'TOKENIZERS', 'OTHER_PAIRS', 'CHECKPOINTS', 'check_work_left', 'run_files',
            'run_recipe', 'hold_run_dir', 'run_at_rest', 'open_run', 'run_corpus', 'run_data', 'run_trainer', 'run_plan',
-           'train_translator', 'CorpusTrainer']
+           'train_translator', 'CorpusTraining']
 
 # %% ../nbs/08c_runs.ipynb #51768eda
 import contextlib
@@ -412,7 +412,7 @@ def train_translator(
     start_over: bool = False,  # delete the files of a run already in `out` (`run_files`) and begin a new one
     identity: Callable[[str, str], str]
     | None = None,  # (src_lang, tgt_lang) -> a digest of the files `load_split` reads
-    about: dict | None = None,  # what the corpus is, for a model's card: see `CorpusTrainer`
+    about: dict | None = None,  # what the corpus is, for a model's card: see `CorpusTraining`
 ) -> TrainState:  # the finished run: `records` per update, `evals` per snapshot
     "Train a Transformer following `recipe` on the corpus `load_split` reads, prepared once (`run_corpus`), with checkpoints in `out`."
     out = Path(out)
@@ -461,7 +461,7 @@ def train_translator(
 
 # %% ../nbs/08c_runs.ipynb #a659879c
 @dataclass(frozen=True)
-class CorpusTrainer:
+class CorpusTraining:
     "`train_translator` for one corpus: its files read by `load` from a `data_dir`, and `default` for a new run."
 
     load: Callable[

@@ -1,4 +1,4 @@
-"""The search a saved model translates with by default, as `generation_config.json` stores it: under Hugging Face's names, with the length penalty its α was chosen for; read back, checked, and said in words.
+"""The search a saved model translates with by default, as `generation_config.json` stores it: under Hugging Face's names, with the length penalty its α was chosen for; read back and checked, and described in words.
 
 Docs: https://annotated-transformer.github.io/annotated-transformer/search_settings.html.md"""
 

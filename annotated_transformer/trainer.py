@@ -24,7 +24,7 @@ from tqdm.auto import tqdm
 from .budget import BudgetSchedule, over_budget, recent_pace
 from .errors import DataError, InputError
 from .interrupts import stop_requests
-from .logs import lines_shown, logger
+from .logs import logger, showing_log_lines
 from .model import EncoderDecoder
 from .training import Batch, LabelSmoothing, batch_loss, update
 
@@ -180,7 +180,7 @@ class Trainer:
             total=self.forecast()[0],
             disable=not show,
         )
-        with bar as self.bar, stop_requests() as self.asked, lines_shown():
+        with bar as self.bar, stop_requests() as self.asked, showing_log_lines():
             self.call("at_start")
             while not self.done():
                 self.train_epoch()

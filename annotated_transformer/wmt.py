@@ -24,7 +24,7 @@ from .data import check_split, find_corpus_file, iter_parallel
 from .errors import MissingFileError
 from .prepared import files_sha256
 from .recipe import Recipe
-from .runs import CorpusTrainer
+from .runs import CorpusTraining
 from .scoring import evaluate_pairs
 from .translation import Translator
 
@@ -154,7 +154,7 @@ WMT14_CARD = dict(  # what a model's card says of its data (`model_card`)
     terms="those of each of its corpora (Europarl, News Commentary, Common Crawl)",
 )
 # en→de unless the recipe says
-train_wmt14 = CorpusTrainer(wmt14_pairs, WMT14, wmt14_identity, about=WMT14_CARD)
+train_wmt14 = CorpusTraining(wmt14_pairs, WMT14, wmt14_identity, about=WMT14_CARD)
 
 # %% ../nbs/12a_wmt.ipynb #cdc85e4c
 def evaluate_wmt14(
