@@ -73,7 +73,7 @@ docs: $(VENV)/.dev  ## the website into _docs/ (MODEL=DIR: the model its "Try it
 	$(BIN)/python tools/build_docs.py $(if $(MODEL),--model $(MODEL))
 
 bench: $(VENV)/.bench  ## the performance table of nbs/15_performance.ipynb; options: make bench BENCH_ARGS="--help"
-	$(BIN)/python -c "import sys; from annotated_transformer.bench import main; sys.exit(main(sys.argv[1:]))" $(BENCH_ARGS)
+	$(BIN)/python -c "import sys; from annotated_transformer.performance import main; sys.exit(main(sys.argv[1:]))" $(BENCH_ARGS)
 
 dist: $(VENV)/.dev  ## wheel and sdist into dist/ (built with the setuptools installed, no network needed), then `twine check`
 	rm -rf dist

@@ -3,7 +3,7 @@
 In a temporary folder (no lock: nothing outside it is written until the site is copied to `--out`), each notebook
 becomes a page for MyST-NB: the title cell its title, a heading and the docstring of each public function and class
 above the exported cell that defines it, `#|` options as tags, and each chart drawn by vega-embed from the Vega-Lite
-spec its output carries (`viz.chart_renderer`), with an SVG for readers without JavaScript. The API page is autodoc's;
+spec its output carries (`visualization.chart_renderer`), with an SVG for readers without JavaScript. The API page is autodoc's;
 "Try it" runs a translator in the browser (`tools/site_model.py`). Sphinx renders it all, warnings as errors.
 """
 
@@ -44,7 +44,7 @@ PAGE_LINK = re.compile(r"\]\(([\w-]+)\.html(#[^)\s]*)?\)")
 LOCAL_IMAGE = re.compile(r'(\]\(|src=")images/')  # a picture in nbs/images/: served with the notebooks
 # a line of a cell that proves something (fastcore's test_*)
 CHECK = re.compile(r"^\s*(assert\b|test_\w+\()", re.M)
-# a chart's spec, kept by `viz.chart_renderer`
+# a chart's spec, kept by `visualization.chart_renderer`
 VEGA_LITE = re.compile(r"application/vnd\.vegalite\.v\d+\+json")
 API_PAGE, TRY_PAGE = "api", "try"  # the pages this script writes; every other page is a notebook
 TRY_IT = '<div class="try-it"></div>'  # where a notebook shows the widget on the site (in Jupyter, nothing)
@@ -114,7 +114,7 @@ def prepare_code_cell(cell, src: Path, page: str, charts: int) -> int:
         spec = next((v for k, v in output.get("data", {}).items() if VEGA_LITE.fullmatch(k)), None)
         if spec is None and "vegaEmbed" in "".join(output.get("data", {}).get("text/html", "")):
             sys.exit(
-                f"{page}: a chart without its spec: enable viz.chart_renderer and run the notebook again."
+                f"{page}: a chart without its spec: enable visualization.chart_renderer and run the notebook again."
             )
         if spec is not None:
             charts += 1

@@ -27,7 +27,7 @@ from annotated_transformer.multi30k import MULTI30K, train_multi30k
 from annotated_transformer.onnx_format import ONNX_FORMAT, export_onnx
 from annotated_transformer.recipe import Recipe
 from annotated_transformer.translation import Translator
-from annotated_transformer.viz import KINDS, attention_chart
+from annotated_transformer.visualization import KINDS, attention_chart
 
 WEB = Path(__file__).resolve().parent / "web"  # package.json and its lock
 # what the page loads

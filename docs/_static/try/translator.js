@@ -128,7 +128,7 @@ export class WebTranslator {
   }
 
   /** The attention weights of reading `source` ids and writing `output` (from <s>, ending with </s>): the
-   * encoder's, and the decoder's when it chose the last token, in `viz.KINDS`' order. */
+   * encoder's, and the decoder's when it chose the last token, in `visualization.KINDS`' order. */
   async attention(source, output) {
     const src = this.#ids([source]);
     const { memory, encoder_self_attention } = await this.encoder.run({ src });

@@ -6,13 +6,13 @@
 // progress bar), its vocabularies and its tokenizer rules, and Vega (for the attention map) if the page has not
 // loaded it. The widget's data attributes give what the package decides: the languages, the beam, α and the extra
 // output tokens of §6.1. The reader chooses greedy search or the beam, whose steps the widget shows; the map is the
-// site's attention explorer (`viz.attention_chart`'s spec, saved when the site was built) filled with this sentence's
+// site's attention explorer (`visualization.attention_chart`'s spec, saved when the site was built) filled with this sentence's
 // weights, and said in words below it. A widget that cannot start says so, and the page's others still work.
 import { openTranslator } from "./translator.js";
 
 const HERE = new URL(".", import.meta.url); // _static/try/
 const models = new Map(); // weights' name -> the promise of a loaded model, shared by the page's widgets
-const MENUS = ["kind", "layer", "head"]; // the map's menus (`viz.attention_chart`'s params)
+const MENUS = ["kind", "layer", "head"]; // the map's menus (`visualization.attention_chart`'s params)
 const LANGUAGES = new Intl.DisplayNames(["en"], { type: "language" });
 
 function loadScript(url) {

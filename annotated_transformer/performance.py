@@ -216,7 +216,7 @@ def measure_training(
     if kind not in MODELS:
         raise InputError(f"kind must be one of {list(MODELS)}, not {kind!r}.")
     # the child process imports it from the package: spawn pickles a function by its name
-    from annotated_transformer.bench import _measure_training
+    from annotated_transformer.performance import _measure_training
 
     args = (kind, config, batches, repeats, threads or torch.get_num_threads(), device, autocast, keep_memory)
     with multiprocessing.get_context("spawn").Pool(1) as pool:
